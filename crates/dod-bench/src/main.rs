@@ -1,0 +1,197 @@
+//! `dod-bench`: the comparison report. Every contender of a table runs in the same process, each
+//! cell is the median of several repetitions, and each is shown with its ratio to the best row.
+//!
+//! ```text
+//! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR]
+//! ```
+
+mod harness;
+mod sections;
+
+use harness::{Config, Table};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: dod-bench [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--list]
+
+Prints markdown tables to stdout and writes report.md and results.json to DIR
+(default: target/dod-report/ of the workspace). Progress goes to stderr.
+  --n N      element count for the sections that take one
+  --quick    small sizes, 3 repetitions: a smoke run
+  --reps R   repetitions per cell, the median is reported (default 7, quick 3)
+  --seed S   seed of every random sequence (default 1)
+  --list     list the sections";
+
+struct Args {
+    sections: Vec<&'static sections::Section>,
+    config: Config,
+    out: PathBuf,
+}
+
+fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
+    let mut names = Vec::new();
+    let (mut n, mut quick, mut reps, mut seed, mut out) = (None, false, None, 1u64, None);
+    fn value<T: std::str::FromStr>(
+        flag: &str,
+        v: Option<String>,
+    ) -> Result<T, String> {
+        let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
+        v.parse().map_err(|_| format!("{flag}: cannot read {v:?}"))
+    }
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            "--list" => {
+                for s in sections::SECTIONS {
+                    println!("{:10} {}", s.name, s.about);
+                }
+                return Ok(None);
+            }
+            "--quick" => quick = true,
+            "--n" => n = Some(value::<usize>("--n", args.next())?),
+            "--reps" => reps = Some(value::<usize>("--reps", args.next())?),
+            "--seed" => seed = value::<u64>("--seed", args.next())?,
+            "--out" => out = Some(PathBuf::from(value::<String>("--out", args.next())?)),
+            s if s.starts_with('-') => return Err(format!("unknown option {s}\n\n{USAGE}")),
+            s => names.push(s.to_string()),
+        }
+    }
+    let mut chosen = Vec::new();
+    if names.is_empty() || names.iter().any(|s| s == "all") {
+        chosen.extend(sections::SECTIONS.iter());
+    } else {
+        for name in &names {
+            let s = sections::SECTIONS
+                .iter()
+                .find(|s| s.name == name)
+                .ok_or_else(|| format!("no section {name:?}; --list shows them"))?;
+            chosen.push(s);
+        }
+    }
+    if n == Some(0) || reps == Some(0) {
+        return Err("--n and --reps must be at least 1".into());
+    }
+    let config = Config {
+        n,
+        quick,
+        reps: reps.unwrap_or(if quick { 3 } else { 7 }),
+        seed,
+    };
+    let out = out.unwrap_or_else(|| {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/dod-report"))
+    });
+    Ok(Some(Args {
+        sections: chosen,
+        config,
+        out,
+    }))
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
+}
+
+fn write_report(out: &PathBuf, header: &str, tables: &[Table], config: &Config) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    let mut md = String::from(header);
+    for t in tables {
+        md += "\n";
+        md += &t.to_markdown();
+    }
+    std::fs::write(out.join("report.md"), md)?;
+    let json = serde_json::json!({
+        "machine": machine(),
+        "quick": config.quick,
+        "reps": config.reps,
+        "seed": config.seed,
+        "n": config.n,
+        "unix_time": std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        "tables": tables.iter().map(Table::to_json).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        out.join("results.json"),
+        serde_json::to_string_pretty(&json).expect("tables are valid JSON"),
+    )
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(a)) => a,
+        Ok(None) => return ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dod-bench: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if cfg!(debug_assertions) {
+        eprintln!("dod-bench: this is a debug build; run with --release for meaningful numbers");
+    }
+    let header = format!(
+        "# dod comparison report\n\nMachine: {}. Repetitions per cell: {} (median). Seed: {}.{}\n",
+        machine(),
+        args.config.reps,
+        args.config.seed,
+        if args.config.quick { " Quick run: small sizes, numbers are only a smoke test." } else { "" }
+    );
+    println!("{header}");
+    let mut tables = Vec::new();
+    for s in &args.sections {
+        eprintln!("section {}: {}", s.name, s.about);
+        let ts = (s.run)(&args.config);
+        for t in &ts {
+            println!("{}", t.to_markdown());
+        }
+        tables.extend(ts);
+    }
+    if let Err(e) = write_report(&args.out, &header, &tables, &args.config) {
+        eprintln!("dod-bench: cannot write the report to {}: {e}", args.out.display());
+        return ExitCode::FAILURE;
+    }
+    eprintln!("report written to {}", args.out.display());
+    ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Option<Args>, String> {
+        parse_args(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn flags_are_read() {
+        let a = parse("--quick --n 50 --reps 2 --seed 9 --out /tmp/x").unwrap().unwrap();
+        assert!(a.config.quick);
+        assert_eq!(a.config.n, Some(50));
+        assert_eq!(a.config.reps, 2);
+        assert_eq!(a.config.seed, 9);
+        assert_eq!(a.out, PathBuf::from("/tmp/x"));
+        assert_eq!(a.sections.len(), sections::SECTIONS.len());
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(parse("--n").is_err());
+        assert!(parse("--n x").is_err());
+        assert!(parse("--n 0").is_err());
+        assert!(parse("--bogus").is_err());
+        assert!(parse("nosuchsection").is_err());
+    }
+}
