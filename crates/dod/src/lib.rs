@@ -5,13 +5,15 @@
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
 extern crate alloc;
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 extern crate std;
 
 mod error;
+pub mod handle_map;
 pub mod key;
 
 pub use error::CapacityError;
+pub use handle_map::HandleMap;
 pub use key::{Handle, Handle32, Key};
 
 #[doc(hidden)]

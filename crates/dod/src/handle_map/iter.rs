@@ -1,0 +1,298 @@
+//! Iterators over a [`HandleMap`]: all walk the dense slice in order, pairing each value with
+//! its handle through the dense → slot back-link.
+
+use alloc::vec::{self, Vec};
+use core::iter::FusedIterator;
+use core::marker::PhantomData;
+use core::num::NonZeroU16;
+use core::slice;
+
+use super::{HandleMap, Slot};
+use crate::key::Key;
+
+/// The handle of the value whose slot is `slot`. Vacated slots keep their generation and type
+/// bits, so this also names the values a [`Drain`] hands out.
+#[inline]
+pub(super) fn key_of<K: Key>(slots: &[Slot], slot: u32, type_id: u16) -> K {
+    let generation = NonZeroU16::new(slots[slot as usize].generation()).unwrap_or(NonZeroU16::MIN);
+    K::from_parts(slot, generation, type_id)
+}
+
+macro_rules! pair_iterator {
+    ($name:ident, $values:ty, $item:ty) => {
+        impl<'a, T, K: Key> Iterator for $name<'a, T, K> {
+            type Item = (K, $item);
+
+            #[inline]
+            fn next(&mut self) -> Option<Self::Item> {
+                let v = self.values.next()?;
+                let s = *self.links.next()?;
+                Some((key_of(self.slots, s, self.type_id), v))
+            }
+
+            #[inline]
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.values.size_hint()
+            }
+        }
+
+        impl<'a, T, K: Key> DoubleEndedIterator for $name<'a, T, K> {
+            #[inline]
+            fn next_back(&mut self) -> Option<Self::Item> {
+                let v = self.values.next_back()?;
+                let s = *self.links.next_back()?;
+                Some((key_of(self.slots, s, self.type_id), v))
+            }
+        }
+
+        impl<'a, T, K: Key> ExactSizeIterator for $name<'a, T, K> {}
+        impl<'a, T, K: Key> FusedIterator for $name<'a, T, K> {}
+    };
+}
+
+/// An iterator over `(handle, &value)` in dense order, from [`HandleMap::iter`].
+pub struct Iter<'a, T, K: Key> {
+    values: slice::Iter<'a, T>,
+    links: slice::Iter<'a, u32>,
+    slots: &'a [Slot],
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<T, K: Key> Clone for Iter<'_, T, K> {
+    fn clone(&self) -> Self {
+        Iter {
+            values: self.values.clone(),
+            links: self.links.clone(),
+            slots: self.slots,
+            type_id: self.type_id,
+            _key: PhantomData,
+        }
+    }
+}
+
+pair_iterator!(Iter, slice::Iter<'a, T>, &'a T);
+
+/// An iterator over `(handle, &mut value)` in dense order, from [`HandleMap::iter_mut`].
+pub struct IterMut<'a, T, K: Key> {
+    values: slice::IterMut<'a, T>,
+    links: slice::Iter<'a, u32>,
+    slots: &'a [Slot],
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+pair_iterator!(IterMut, slice::IterMut<'a, T>, &'a mut T);
+
+/// A draining iterator over `(handle, value)` in dense order, from [`HandleMap::drain`]. Every
+/// handle is already stale when it is handed out.
+pub struct Drain<'a, T, K: Key> {
+    values: vec::Drain<'a, T>,
+    links: vec::Drain<'a, u32>,
+    slots: &'a [Slot],
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<T, K: Key> Iterator for Drain<'_, T, K> {
+    type Item = (K, T);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let v = self.values.next()?;
+        let s = self.links.next()?;
+        Some((key_of(self.slots, s, self.type_id), v))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.values.size_hint()
+    }
+}
+
+impl<T, K: Key> DoubleEndedIterator for Drain<'_, T, K> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let v = self.values.next_back()?;
+        let s = self.links.next_back()?;
+        Some((key_of(self.slots, s, self.type_id), v))
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for Drain<'_, T, K> {}
+impl<T, K: Key> FusedIterator for Drain<'_, T, K> {}
+
+/// An owning iterator over `(handle, value)` in dense order, from `HandleMap::into_iter`.
+pub struct IntoIter<T, K: Key> {
+    values: vec::IntoIter<T>,
+    links: vec::IntoIter<u32>,
+    slots: Vec<Slot>,
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<T, K: Key> Iterator for IntoIter<T, K> {
+    type Item = (K, T);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let v = self.values.next()?;
+        let s = self.links.next()?;
+        Some((key_of(&self.slots, s, self.type_id), v))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.values.size_hint()
+    }
+}
+
+impl<T, K: Key> DoubleEndedIterator for IntoIter<T, K> {
+    #[inline]
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let v = self.values.next_back()?;
+        let s = self.links.next_back()?;
+        Some((key_of(&self.slots, s, self.type_id), v))
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for IntoIter<T, K> {}
+impl<T, K: Key> FusedIterator for IntoIter<T, K> {}
+
+impl<T, K: Key> HandleMap<T, K> {
+    /// An iterator over `(handle, &value)` in dense order. Building each handle reads its slot;
+    /// [`values`](HandleMap::values) is faster when the handles are not needed.
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::new();
+    /// let a = map.insert(1);
+    /// let b = map.insert(2);
+    /// assert_eq!(map.iter().collect::<Vec<_>>(), [(a, &1), (b, &2)]);
+    /// ```
+    pub fn iter(&self) -> Iter<'_, T, K> {
+        Iter {
+            values: self.values.iter(),
+            links: self.links.iter(),
+            slots: &self.slots,
+            type_id: self.type_id,
+            _key: PhantomData,
+        }
+    }
+
+    /// An iterator over `(handle, &mut value)` in dense order.
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::new();
+    /// let a = map.insert(1);
+    /// for (h, v) in map.iter_mut() {
+    ///     *v += h.index() as i32 + 10;
+    /// }
+    /// assert_eq!(map[a], 11);
+    /// ```
+    pub fn iter_mut(&mut self) -> IterMut<'_, T, K> {
+        self.order.touched();
+        IterMut {
+            values: self.values.iter_mut(),
+            links: self.links.iter(),
+            slots: &self.slots,
+            type_id: self.type_id,
+            _key: PhantomData,
+        }
+    }
+
+    /// Removes every value and returns them with their (now stale) handles, in dense order.
+    /// The slots are vacated as by [`clear`](HandleMap::clear); the capacity is kept. O(len).
+    ///
+    /// Values the iterator does not reach are dropped with it.
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::new();
+    /// let a = map.insert('a');
+    /// let drained: Vec<_> = map.drain().collect();
+    /// assert_eq!(drained, [(a, 'a')]);
+    /// assert!(map.is_empty() && !map.contains(a));
+    /// ```
+    pub fn drain(&mut self) -> Drain<'_, T, K> {
+        self.vacate_all();
+        self.order.changed();
+        Drain {
+            values: self.values.drain(..),
+            links: self.links.drain(..),
+            slots: &self.slots,
+            type_id: self.type_id,
+            _key: PhantomData,
+        }
+    }
+}
+
+impl<'a, T, K: Key> IntoIterator for &'a HandleMap<T, K> {
+    type Item = (K, &'a T);
+    type IntoIter = Iter<'a, T, K>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T, K: Key> IntoIterator for &'a mut HandleMap<T, K> {
+    type Item = (K, &'a mut T);
+    type IntoIter = IterMut<'a, T, K>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+impl<T, K: Key> IntoIterator for HandleMap<T, K> {
+    type Item = (K, T);
+    type IntoIter = IntoIter<T, K>;
+
+    /// Consumes the map into `(handle, value)` pairs in dense order.
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::new();
+    /// let h = map.insert("x");
+    /// assert_eq!(map.into_iter().collect::<Vec<_>>(), [(h, "x")]);
+    /// ```
+    fn into_iter(self) -> Self::IntoIter {
+        IntoIter {
+            values: self.values.into_iter(),
+            links: self.links.into_iter(),
+            slots: self.slots,
+            type_id: self.type_id,
+            _key: PhantomData,
+        }
+    }
+}
+
+impl<T, K: Key> Extend<T> for HandleMap<T, K> {
+    /// Inserts every value; the handles are discarded (use
+    /// [`insert_many`](HandleMap::insert_many) to keep them).
+    ///
+    /// # Panics
+    ///
+    /// If the key type runs out of slots.
+    #[track_caller]
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        self.reserve(iter.size_hint().0);
+        for v in iter {
+            self.insert(v);
+        }
+    }
+}
+
+impl<T, K: Key> FromIterator<T> for HandleMap<T, K> {
+    /// A map of the values, in order, at slots `0..n`.
+    ///
+    /// ```
+    /// let map: dod::HandleMap<u32> = (0..3).collect();
+    /// assert_eq!(map.values(), [0, 1, 2]);
+    /// ```
+    #[track_caller]
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        let mut map = HandleMap::default();
+        map.extend(iter);
+        map
+    }
+}

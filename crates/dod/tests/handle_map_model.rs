@@ -1,0 +1,700 @@
+//! Model test: random operation sequences applied to a `HandleMap` and to a `HashMap` model,
+//! with every observable checked after every step, for both key layouts.
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use dod::{Handle, Handle32, HandleMap, Key};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u32),
+    InsertMany(Vec<u32>),
+    InsertWithHandle,
+    Remove(usize),
+    RemoveMany(Vec<usize>),
+    Get(usize),
+    /// A seen handle with its generation moved by the delta (a forged, well-formed handle).
+    Forge(usize, i8),
+    ForeignTypeId(usize),
+    Set(usize, u32),
+    Swap(usize, usize),
+    Retain(u32),
+    Clear,
+    Reset,
+    Drain(usize),
+    SortBy,
+    SortUnstable,
+    Defragment(usize),
+    Reserve(u8),
+    ShrinkToFit,
+    RoundTrip,
+    Clone,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let pick = any::<usize>();
+    prop_oneof![
+        10 => any::<u32>().prop_map(|v| Op::Insert(v % 1000)),
+        2 => prop::collection::vec(0u32..1000, 0..8).prop_map(Op::InsertMany),
+        1 => Just(Op::InsertWithHandle),
+        6 => pick.prop_map(Op::Remove),
+        2 => prop::collection::vec(any::<usize>(), 0..6).prop_map(Op::RemoveMany),
+        4 => pick.prop_map(Op::Get),
+        2 => (pick, any::<i8>()).prop_map(|(p, d)| Op::Forge(p, d)),
+        1 => pick.prop_map(Op::ForeignTypeId),
+        3 => (pick, 0u32..1000).prop_map(|(p, v)| Op::Set(p, v)),
+        1 => (pick, any::<usize>()).prop_map(|(a, b)| Op::Swap(a, b)),
+        1 => (2u32..5).prop_map(Op::Retain),
+        1 => Just(Op::Clear),
+        1 => Just(Op::Reset),
+        1 => (0usize..5).prop_map(Op::Drain),
+        1 => Just(Op::SortBy),
+        1 => Just(Op::SortUnstable),
+        2 => (0usize..4).prop_map(Op::Defragment),
+        1 => any::<u8>().prop_map(Op::Reserve),
+        1 => Just(Op::ShrinkToFit),
+        1 => Just(Op::RoundTrip),
+        1 => Just(Op::Clone),
+    ]
+}
+
+/// A key type the test can forge handles of.
+trait TestKey: Key {
+    fn with_generation(self, generation: u16) -> Option<Self>;
+    fn with_type_id(self, type_id: u16) -> Option<Self>;
+}
+
+impl TestKey for Handle {
+    fn with_generation(self, g: u16) -> Option<Self> {
+        Handle::new(self.index(), g, self.type_id())
+    }
+    fn with_type_id(self, t: u16) -> Option<Self> {
+        Handle::new(self.index(), self.generation(), t)
+    }
+}
+
+impl TestKey for Handle32 {
+    fn with_generation(self, g: u16) -> Option<Self> {
+        Handle32::new(self.index(), g)
+    }
+    fn with_type_id(self, _: u16) -> Option<Self> {
+        None
+    }
+}
+
+/// The value type: a number and, for `insert_with_handle`, the handle it was given.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+struct V<K> {
+    n: u32,
+    me: Option<K>,
+}
+
+struct Model<K: TestKey> {
+    map: HandleMap<V<K>, K>,
+    live: HashMap<K, V<K>>,
+    seen: Vec<K>,
+    seen_set: HashSet<K>,
+    /// The comparator of the last completed sort pass was descending.
+    last_desc: bool,
+}
+
+/// Serialisable when the `serde` feature is on; anything otherwise.
+#[cfg(feature = "serde")]
+trait MaybeSerde: serde::Serialize + serde::de::DeserializeOwned {}
+#[cfg(feature = "serde")]
+impl<T: serde::Serialize + serde::de::DeserializeOwned> MaybeSerde for T {}
+#[cfg(not(feature = "serde"))]
+trait MaybeSerde {}
+#[cfg(not(feature = "serde"))]
+impl<T> MaybeSerde for T {}
+
+impl<K: TestKey + MaybeSerde> Model<K> {
+    fn pick(&self, p: usize) -> Option<K> {
+        (!self.seen.is_empty()).then(|| self.seen[p % self.seen.len()])
+    }
+
+    fn fresh(&mut self, k: K, v: V<K>) {
+        assert!(self.seen_set.insert(k), "handle {k:?} handed out twice");
+        self.seen.push(k);
+        self.live.insert(k, v);
+    }
+
+    fn apply(&mut self, op: &Op) {
+        let before: Vec<V<K>> = self.map.values().to_vec();
+        let mut structural = true;
+        match *op {
+            Op::Insert(n) => {
+                let k = self.map.insert(V { n, me: None });
+                assert_eq!(self.map.values().last(), Some(&V { n, me: None }));
+                self.fresh(k, V { n, me: None });
+            }
+            Op::InsertMany(ref ns) => {
+                let ks = self.map.insert_many(ns.iter().map(|&n| V { n, me: None }));
+                assert_eq!(ks.len(), ns.len());
+                for (k, &n) in ks.into_iter().zip(ns) {
+                    self.fresh(k, V { n, me: None });
+                }
+            }
+            Op::InsertWithHandle => {
+                let k = self.map.insert_with_handle(|me| V { n: 7, me: Some(me) });
+                self.fresh(k, V { n: 7, me: Some(k) });
+            }
+            Op::Remove(p) => {
+                let Some(k) = self.pick(p) else { return };
+                let pos = self.map.index_of(k);
+                let got = self.map.remove(k);
+                assert_eq!(got, self.live.remove(&k));
+                if let Some(pos) = pos {
+                    // Swap-and-pop: the last value moved into the hole.
+                    let mut expect = before.clone();
+                    expect.swap_remove(pos);
+                    assert_eq!(self.map.values(), &expect[..]);
+                }
+            }
+            Op::RemoveMany(ref ps) => {
+                let ks: Vec<K> = ps.iter().filter_map(|&p| self.pick(p)).collect();
+                let mut expect = 0;
+                for k in &ks {
+                    expect += usize::from(self.live.remove(k).is_some());
+                }
+                assert_eq!(self.map.remove_many(&ks), expect);
+            }
+            Op::Get(p) => {
+                structural = false;
+                let Some(k) = self.pick(p) else { return };
+                assert_eq!(self.map.get(k), self.live.get(&k));
+            }
+            Op::Forge(p, delta) => {
+                structural = false;
+                let Some(k) = self.pick(p) else { return };
+                let g = k.generation().get().wrapping_add_signed(i16::from(delta));
+                if let Some(f) = k.with_generation(g) {
+                    assert_eq!(self.map.get(f), self.live.get(&f), "forged {f:?}");
+                    assert_eq!(self.map.contains(f), self.live.contains_key(&f));
+                }
+            }
+            Op::ForeignTypeId(p) => {
+                structural = false;
+                let Some(k) = self.pick(p) else { return };
+                if let Some(f) = k.with_type_id(k.type_id() ^ 1) {
+                    assert_eq!(self.map.get(f), None);
+                    assert!(catch_unwind(AssertUnwindSafe(|| &self.map[f])).is_err());
+                }
+            }
+            Op::Set(p, n) => {
+                let Some(k) = self.pick(p) else { return };
+                match (self.map.get_mut(k), self.live.get_mut(&k)) {
+                    (Some(a), Some(b)) => {
+                        a.n = n;
+                        b.n = n;
+                    }
+                    (None, None) => {}
+                    (a, b) => panic!("get_mut {a:?} vs model {b:?}"),
+                }
+                structural = false;
+            }
+            Op::Swap(a, b) => {
+                structural = false;
+                let (Some(ka), Some(kb)) = (self.pick(a), self.pick(b)) else {
+                    return;
+                };
+                let both = self.live.contains_key(&ka) && self.live.contains_key(&kb);
+                match self.map.get_disjoint_mut([ka, kb]) {
+                    Some([x, y]) => {
+                        assert!(both && ka != kb);
+                        std::mem::swap(&mut x.n, &mut y.n);
+                        let na = self.live[&ka].n;
+                        let nb = self.live[&kb].n;
+                        self.live.get_mut(&ka).unwrap().n = nb;
+                        self.live.get_mut(&kb).unwrap().n = na;
+                    }
+                    None => assert!(!both || ka == kb),
+                }
+            }
+            Op::Retain(m) => {
+                self.map.retain(|k, v| {
+                    assert_eq!(v.me.map_or(true, |me| me == k), true);
+                    v.n % m != 0
+                });
+                self.live.retain(|_, v| v.n % m != 0);
+                let expect: Vec<_> = before.into_iter().filter(|v| v.n % m != 0).collect();
+                assert_eq!(self.map.values(), &expect[..], "retain keeps order");
+            }
+            Op::Clear => {
+                self.map.clear();
+                self.live.clear();
+            }
+            Op::Reset => {
+                self.map.reset();
+                self.live.clear();
+            }
+            Op::Drain(take) => {
+                let mut got = Vec::new();
+                {
+                    let mut d = self.map.drain();
+                    for _ in 0..take {
+                        if let Some(x) = d.next() {
+                            got.push(x);
+                        }
+                    }
+                }
+                for (k, v) in got {
+                    assert_eq!(self.live.get(&k), Some(&v));
+                }
+                self.live.clear();
+            }
+            Op::SortBy => {
+                self.map.sort_by(|a, b| a.n.cmp(&b.n));
+                let mut expect = before;
+                expect.sort_by(|a, b| a.n.cmp(&b.n));
+                assert_eq!(self.map.values(), &expect[..], "stable sort");
+                assert!(!self.map.is_fragmented());
+                self.last_desc = false;
+            }
+            Op::SortUnstable => {
+                self.map.sort_unstable_by(|a, b| b.n.cmp(&a.n));
+                assert!(self.map.values().is_sorted_by(|a, b| a.n >= b.n));
+                assert!(!self.map.is_fragmented());
+                self.last_desc = true;
+            }
+            Op::Defragment(budget) => {
+                // Switching comparators is announced, as documented.
+                if self.last_desc {
+                    self.map.mark_fragmented();
+                    self.last_desc = false;
+                }
+                let was_fragmented = self.map.is_fragmented();
+                let moves = self.map.defragment(|a, b| a.n.cmp(&b.n), budget);
+                assert!(moves <= budget);
+                if !was_fragmented {
+                    assert_eq!(moves, 0);
+                }
+                if !self.map.is_fragmented() {
+                    assert!(self.map.values().is_sorted_by(|a, b| a.n <= b.n));
+                }
+                let mut calls = 0;
+                let mut probe = self.map.clone();
+                while probe.is_fragmented() {
+                    probe.defragment(|a, b| a.n.cmp(&b.n), budget.max(1));
+                    calls += 1;
+                    // One plan of at most n - 1 moves; if values were edited while a plan
+                    // was under way, the final check fails and one more plan follows.
+                    assert!(calls <= 2 * probe.len() + 2, "defragment does not converge");
+                }
+                assert!(probe.values().is_sorted_by(|a, b| a.n <= b.n));
+                structural = false;
+            }
+            Op::Reserve(n) => {
+                self.map.reserve(usize::from(n));
+                assert!(self.map.capacity() >= self.map.len() + usize::from(n));
+                structural = false;
+            }
+            Op::ShrinkToFit => {
+                self.map.shrink_to_fit();
+                structural = false;
+            }
+            Op::RoundTrip => {
+                structural = false;
+                #[cfg(feature = "serde")]
+                {
+                    let json = serde_json::to_string(&self.map).unwrap();
+                    let mut back: HandleMap<V<K>, K> = serde_json::from_str(&json).unwrap();
+                    assert_eq!(back.values(), self.map.values());
+                    assert!(back.iter().eq(self.map.iter()));
+                    // Replays are deterministic: the same next handles.
+                    let mut twin = self.map.clone();
+                    for n in 0..3 {
+                        assert_eq!(
+                            back.insert(V { n, me: None }),
+                            twin.insert(V { n, me: None })
+                        );
+                    }
+                    for &k in &self.seen {
+                        assert_eq!(back.get(k), twin.get(k));
+                    }
+                }
+            }
+            Op::Clone => {
+                structural = false;
+                let c = self.map.clone();
+                assert!(c.iter().eq(self.map.iter()));
+                self.map = c;
+            }
+        }
+        let _ = structural;
+        self.check();
+    }
+
+    fn check(&self) {
+        let map = &self.map;
+        assert_eq!(map.len(), self.live.len());
+        assert_eq!(map.is_empty(), self.live.is_empty());
+        assert_eq!(map.values().len(), map.len());
+        let mut from_iter = HashMap::new();
+        for (d, (k, v)) in map.iter().enumerate() {
+            assert_eq!(map.index_of(k), Some(d));
+            assert_eq!(map.handle_at(d), Some(k));
+            assert!(from_iter.insert(k, v.clone()).is_none());
+        }
+        assert_eq!(map.handle_at(map.len()), None);
+        assert_eq!(from_iter, self.live);
+        let mut panics_checked = 0;
+        for &k in &self.seen {
+            assert_eq!(map.get(k), self.live.get(&k), "{k:?}");
+            assert_eq!(map.contains(k), self.live.contains_key(&k));
+            if !self.live.contains_key(&k) && panics_checked < 2 {
+                // Unwinding is slow: check the `Index` panic on a couple of stale keys a step.
+                panics_checked += 1;
+                assert!(catch_unwind(AssertUnwindSafe(|| &map[k])).is_err());
+            }
+        }
+    }
+}
+
+fn run<K: TestKey + MaybeSerde>(map: HandleMap<V<K>, K>, ops: &[Op]) {
+    let mut m = Model {
+        map,
+        live: HashMap::new(),
+        seen: Vec::new(),
+        seen_set: HashSet::new(),
+        last_desc: false,
+    };
+    for op in ops {
+        m.apply(op);
+    }
+}
+
+fn config() -> ProptestConfig {
+    // The checks provoke `Index` panics on purpose; keep their messages out of the output.
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info.to_string();
+            let expected = ["stale handle", "out of range", "another map"];
+            if !expected.iter().any(|e| msg.contains(e)) {
+                default(info);
+            }
+        }));
+    });
+    ProptestConfig {
+        cases: if cfg!(miri) { 4 } else { 1000 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn model_handle(ops in prop::collection::vec(op(), 1..120)) {
+        run::<Handle>(HandleMap::with_type_id(5), &ops);
+    }
+
+    #[test]
+    fn model_handle_min_free(ops in prop::collection::vec(op(), 1..120)) {
+        run::<Handle>(HandleMap::with_key().with_min_free(3), &ops);
+    }
+
+    #[test]
+    fn model_handle32(ops in prop::collection::vec(op(), 1..120)) {
+        run::<Handle32>(HandleMap::with_key(), &ops);
+    }
+}
+
+/// Counts live instances, so leaks and double drops show.
+#[derive(Debug)]
+struct Counted {
+    n: u32,
+    live: Rc<Cell<i64>>,
+}
+
+impl Counted {
+    fn new(n: u32, live: &Rc<Cell<i64>>) -> Self {
+        live.set(live.get() + 1);
+        Counted {
+            n,
+            live: live.clone(),
+        }
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Counted::new(self.n, &self.live)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.live.set(self.live.get() - 1);
+    }
+}
+
+#[test]
+fn every_value_dropped_exactly_once() {
+    let live = Rc::new(Cell::new(0i64));
+    {
+        let mut map = HandleMap::new();
+        let hs = map.insert_many((0..100).map(|n| Counted::new(n, &live)));
+        assert_eq!(live.get(), 100);
+        drop(map.remove(hs[3]));
+        assert_eq!(map.remove_many(&hs[10..20]), 10);
+        assert_eq!(live.get(), 89);
+        map.retain(|_, v| v.n % 3 != 0);
+        assert_eq!(live.get() as usize, map.len());
+        map.sort_by(|a, b| b.n.cmp(&a.n));
+        map.defragment(|a, b| a.n.cmp(&b.n), 5);
+        assert_eq!(live.get() as usize, map.len());
+        let copy = map.clone();
+        assert_eq!(live.get() as usize, 2 * map.len());
+        drop(copy);
+        {
+            let mut d = map.drain();
+            d.next();
+        }
+        assert_eq!(live.get(), 0);
+        map.extend((0..10).map(|n| Counted::new(n, &live)));
+        map.clear();
+        assert_eq!(live.get(), 0);
+        map.extend((0..10).map(|n| Counted::new(n, &live)));
+        map.reset();
+        assert_eq!(live.get(), 0);
+        map.extend((0..10).map(|n| Counted::new(n, &live)));
+        let mut it = map.into_iter();
+        it.next();
+        it.next_back();
+        drop(it);
+        assert_eq!(live.get(), 0);
+        let mut map = HandleMap::new();
+        map.extend((0..10).map(|n| Counted::new(n, &live)));
+        assert_eq!(live.get(), 10);
+    }
+    assert_eq!(live.get(), 0);
+}
+
+/// The live values of a map as a `HashMap`, to compare before and after a panic.
+fn snapshot(map: &HandleMap<u32>) -> HashMap<Handle, u32> {
+    map.iter().map(|(k, &v)| (k, v)).collect()
+}
+
+#[test]
+fn panicking_comparator_leaves_map_as_it_was() {
+    let mut map = HandleMap::new();
+    map.insert_many((0..200u32).map(|i| (i * 7919) % 200));
+    let before = snapshot(&map);
+    let order: Vec<u32> = map.values().to_vec();
+    for limit in [0, 1, 50, 500] {
+        let mut calls = 0;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            map.sort_by(|a, b| {
+                calls += 1;
+                assert!(calls <= limit, "comparator gives up");
+                a.cmp(b)
+            })
+        }));
+        assert!(r.is_err());
+        assert_eq!(snapshot(&map), before);
+        assert_eq!(map.values(), &order[..]);
+        let mut calls = 0;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            map.defragment(
+                |a, b| {
+                    calls += 1;
+                    assert!(calls <= limit, "comparator gives up");
+                    a.cmp(b)
+                },
+                10,
+            )
+        }));
+        assert!(r.is_err());
+        assert_eq!(snapshot(&map), before);
+    }
+    // A defragment in progress survives a later panicking call and still finishes sorted.
+    map.defragment(|a, b| a.cmp(b), 10);
+    let mid = snapshot(&map);
+    while map.is_fragmented() {
+        map.defragment(|a, b| a.cmp(b), 10);
+    }
+    assert_eq!(snapshot(&map), mid);
+    assert!(map.values().is_sorted());
+}
+
+#[test]
+fn panicking_retain_leaves_map_valid() {
+    let live = Rc::new(Cell::new(0i64));
+    let mut map = HandleMap::new();
+    let hs = map.insert_many((0..50).map(|n| Counted::new(n, &live)));
+    let mut seen = 0;
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        map.retain(|_, v| {
+            seen += 1;
+            assert!(seen < 20, "closure gives up");
+            v.n % 2 == 0
+        })
+    }));
+    assert!(r.is_err());
+    // The first 19 were judged (odd ones removed); the rest stay, in order.
+    let kept: Vec<u32> = map.values().iter().map(|v| v.n).collect();
+    let expect: Vec<u32> = (0..50).filter(|&n| n >= 19 || n % 2 == 0).collect();
+    assert_eq!(kept, expect);
+    assert_eq!(live.get() as usize, map.len());
+    for (n, &h) in hs.iter().enumerate() {
+        let n = n as u32;
+        assert_eq!(map.get(h).map(|v| v.n), expect.contains(&n).then_some(n));
+    }
+}
+
+#[test]
+fn one_slot_reused_200_000_times_never_revives_a_handle() {
+    let rounds = if cfg!(miri) { 300 } else { 200_000 };
+    let mut map = HandleMap::<u32, Handle32>::with_key();
+    let keeper = map.insert(u32::MAX);
+    let mut old = Vec::with_capacity(rounds);
+    let mut all = HashSet::with_capacity(rounds);
+    for i in 0..rounds as u32 {
+        let h = map.insert(i);
+        assert!(all.insert(h), "handle {h:?} handed out twice");
+        assert_eq!(map.remove(h), Some(i));
+        assert_eq!(map.get(h), None);
+        old.push(h);
+    }
+    // Every handle ever handed out is stale, whatever was put in its slot since.
+    for i in 0..64u32 {
+        map.insert(i);
+    }
+    for &h in &old {
+        assert_eq!(map.get(h), None, "{h:?} resolves again");
+    }
+    assert_eq!(map[keeper], u32::MAX);
+    // Slots retire after 65 535 uses: three were spent.
+    if !cfg!(miri) {
+        assert!(map.slot_count() >= 4);
+    }
+}
+
+#[test]
+fn handle32_capacity_is_an_error_not_a_panic() {
+    if cfg!(miri) {
+        return;
+    }
+    let mut map = HandleMap::<u8, Handle32>::with_key();
+    let hs: Vec<Handle32> = (0..65_535).map(|_| map.try_insert(1).unwrap()).collect();
+    assert_eq!(map.try_insert(9).unwrap_err().into_inner(), 9);
+    let r = catch_unwind(AssertUnwindSafe(|| map.insert(9)));
+    assert!(r.is_err());
+    map.remove(hs[100]);
+    let h = map.try_insert(2).unwrap();
+    assert_eq!(h.index(), 100);
+    assert_eq!(map.get(hs[100]), None);
+}
+
+#[test]
+fn defragment_resumes_and_counts_moves() {
+    let mut map = HandleMap::new();
+    let hs = map.insert_many((0..1000u32).rev());
+    let mut total = 0;
+    let mut calls = 0;
+    while map.is_fragmented() {
+        let moves = map.defragment(|a, b| a.cmp(b), 37);
+        assert!(moves <= 37);
+        total += moves;
+        calls += 1;
+        // Handles stay valid at every step.
+        for (i, &h) in hs.iter().enumerate().step_by(97) {
+            assert_eq!(map[h], 999 - i as u32);
+        }
+    }
+    assert!(map.values().is_sorted());
+    assert!(total <= 999, "each move places a value: {total}");
+    assert_eq!(calls, total.div_ceil(37).max(1));
+    assert_eq!(
+        map.defragment(|a, b| a.cmp(b), 37),
+        0,
+        "sorted and unchanged: no work"
+    );
+    // A value edit between calls is caught by the final check.
+    map.mark_fragmented();
+    map.defragment(|a, b| b.cmp(a), 10);
+    map[hs[0]] = 5000;
+    while map.is_fragmented() {
+        map.defragment(|a, b| b.cmp(a), 100);
+    }
+    assert!(map.values().is_sorted_by(|a, b| a >= b));
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn malformed_serialised_maps_are_errors() {
+    let mut map = HandleMap::<u32>::with_type_id(3);
+    let hs = map.insert_many([10, 20, 30]);
+    map.remove(hs[1]);
+    let good = serde_json::to_value(&map).unwrap();
+    assert!(serde_json::from_value::<HandleMap<u32>>(good.clone()).is_ok());
+    let broken = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = good.clone();
+        f(&mut v);
+        serde_json::from_value::<HandleMap<u32>>(v)
+    };
+    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+        (
+            "item slot out of range",
+            Box::new(|v| v["items"][0][0] = 99.into()),
+        ),
+        (
+            "item on vacant slot",
+            Box::new(|v| v["items"][0][0] = 1.into()),
+        ),
+        (
+            "duplicate item",
+            Box::new(|v| v["items"][1][0] = v["items"][0][0].clone()),
+        ),
+        (
+            "missing item",
+            Box::new(|v| {
+                v["items"].as_array_mut().unwrap().pop();
+            }),
+        ),
+        (
+            "freelist twice",
+            Box::new(|v| v["free"] = serde_json::json!([1, 1])),
+        ),
+        (
+            "freelist empty",
+            Box::new(|v| v["free"] = serde_json::json!([])),
+        ),
+        (
+            "freelist occupied",
+            Box::new(|v| v["free"] = serde_json::json!([0])),
+        ),
+        (
+            "zero generation",
+            Box::new(|v| v["slots"][0] = (3u32 << 16).into()),
+        ),
+        (
+            "other type id",
+            Box::new(|v| v["slots"][0] = (4u32 << 16 | 1).into()),
+        ),
+        (
+            "type id too big",
+            Box::new(|v| v["type_id"] = 0x8000.into()),
+        ),
+        ("watermarks", Box::new(|v| v["first_gen"] = 0.into())),
+        ("unknown field", Box::new(|v| v["extra"] = 1.into())),
+        ("wrong type", Box::new(|v| v["slots"] = "x".into())),
+    ];
+    for (what, f) in cases {
+        assert!(broken(&*f).is_err(), "{what} accepted");
+    }
+    // Handle32 maps reject more slots than 16 bits address.
+    let mut v = serde_json::to_value(HandleMap::<u8, Handle32>::with_key()).unwrap();
+    v["slots"] = serde_json::Value::Array(vec![1.into(); 65_536]);
+    v["free"] = (0..65_536).collect::<Vec<u32>>().into();
+    assert!(serde_json::from_value::<HandleMap<u8, Handle32>>(v).is_err());
+}
