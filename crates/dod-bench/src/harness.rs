@@ -59,6 +59,7 @@ impl Rng {
     }
 
     /// A float in `[0, 1)`.
+    #[allow(dead_code)]
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
@@ -79,9 +80,10 @@ impl Rng {
     }
 }
 
-/// Runs `f` `reps` times and returns the median of the durations it reports. `f` does its own
-/// set-up and times only the work (see [`time`]).
+/// Runs `f` once to warm caches and the allocator, then `reps` times, and returns the median of
+/// the durations it reports. `f` does its own set-up and times only the work (see [`time`]).
 pub fn median(reps: usize, mut f: impl FnMut() -> Duration) -> Duration {
+    f();
     let mut v: Vec<Duration> = (0..reps.max(1)).map(|_| f()).collect();
     v.sort();
     v[v.len() / 2]
@@ -246,6 +248,15 @@ pub fn fmt_num(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
+}
+
+/// Puts the allocator in the state it reaches after a while in a real program: glibc serves
+/// large blocks with fresh mappings (a page fault per page, every time) until a large block has
+/// been freed once, which would otherwise penalise whichever contender happens to run first.
+pub fn warm_up_allocator() {
+    let block = vec![1u8; 16 << 20];
+    black_box(&block);
+    drop(block);
 }
 
 /// Progress for a person watching: on stderr, so stdout stays the report.

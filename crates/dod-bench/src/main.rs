@@ -159,6 +159,7 @@ fn main() -> ExitCode {
         }
     );
     println!("{header}");
+    harness::warm_up_allocator();
     let mut tables = Vec::new();
     for s in &args.sections {
         eprintln!("section {}: {}", s.name, s.about);

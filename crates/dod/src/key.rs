@@ -70,6 +70,14 @@ pub trait Key: Copy + Eq + Ord + Hash + fmt::Debug + Send + Sync + 'static {
     fn tag(self) -> u32 {
         u32::from(self.generation().get()) | (u32::from(self.type_id()) << 16)
     }
+
+    /// Builds a key from a slot index and a [`tag`](Key::tag) (`generation | type_id << 16`,
+    /// generation non-zero), the form containers keep in their slots.
+    #[inline]
+    fn from_index_tag(index: u32, tag: u32) -> Self {
+        let generation = NonZeroU16::new(tag as u16).unwrap_or(NonZeroU16::MIN);
+        Self::from_parts(index, generation, (tag >> 16) as u16)
+    }
 }
 
 /// A 64-bit generational handle: index 32 bits, generation 16 bits, type id 15 bits, and one
@@ -210,6 +218,11 @@ impl Key for Handle {
         // Generation and type id are the upper half; the reserved bit is always 0.
         (self.0.get() >> Self::GEN_SHIFT) as u32
     }
+    #[inline]
+    fn from_index_tag(index: u32, tag: u32) -> Self {
+        let bits = u64::from(index) | u64::from(tag & 0x7FFF_FFFF) << Self::GEN_SHIFT;
+        Handle(NonZeroU64::new(bits).unwrap_or(NonZeroU64::MIN))
+    }
 }
 
 /// A 32-bit generational handle: index 16 bits, generation 16 bits, no type id.
@@ -304,6 +317,11 @@ impl Key for Handle32 {
     #[inline]
     fn tag(self) -> u32 {
         self.0.get() >> 16
+    }
+    #[inline]
+    fn from_index_tag(index: u32, tag: u32) -> Self {
+        let bits = (index & 0xFFFF) | tag << 16;
+        Handle32(NonZeroU32::new(bits).unwrap_or(NonZeroU32::MIN))
     }
 }
 
@@ -412,6 +430,10 @@ macro_rules! new_handle_type {
             #[inline]
             fn tag(self) -> u32 {
                 $crate::Key::tag(self.0)
+            }
+            #[inline]
+            fn from_index_tag(index: u32, tag: u32) -> Self {
+                $name(<$raw as $crate::Key>::from_index_tag(index, tag))
             }
         }
 
@@ -583,6 +605,7 @@ mod tests {
             assert_eq!((h.index(), h.generation(), h.type_id()), (i, g, t));
             let k = <Handle as Key>::from_parts(i, NonZeroU16::new(g).unwrap(), t);
             assert_eq!(h, k);
+            assert_eq!(<Handle as Key>::from_index_tag(i, Key::tag(h)), h);
             assert_eq!(Key::tag(h), u32::from(g) | u32::from(t) << 16);
             assert_eq!(Handle::from_bits(h.to_bits()), Some(h));
         }
@@ -606,6 +629,7 @@ mod tests {
         let h = Handle32::new(0xFFFE, 0xFFFF).unwrap();
         assert_eq!((h.index(), h.generation()), (0xFFFE, 0xFFFF));
         assert_eq!(Key::tag(h), 0xFFFF);
+        assert_eq!(<Handle32 as Key>::from_index_tag(0xFFFE, 0xFFFF), h);
         assert_eq!(Handle32::from_bits(h.to_bits()), Some(h));
         assert_eq!(Handle32::from_bits(0x0001_0000 | 0xFFFF), None);
         assert_eq!(Handle32::from_bits(7), None);

@@ -218,7 +218,10 @@ impl<K: TestKey + MaybeSerde> Model<K> {
             }
             Op::Retain(m) => {
                 self.map.retain(|k, v| {
-                    assert_eq!(v.me.map_or(true, |me| me == k), true);
+                    assert!(
+                        v.me.is_none_or(|me| me == k),
+                        "retain passes each value its handle"
+                    );
                     v.n % m != 0
                 });
                 self.live.retain(|_, v| v.n % m != 0);
@@ -251,7 +254,7 @@ impl<K: TestKey + MaybeSerde> Model<K> {
             Op::SortBy => {
                 self.map.sort_by(|a, b| a.n.cmp(&b.n));
                 let mut expect = before;
-                expect.sort_by(|a, b| a.n.cmp(&b.n));
+                expect.sort_by_key(|v| v.n);
                 assert_eq!(self.map.values(), &expect[..], "stable sort");
                 assert!(!self.map.is_fragmented());
                 self.last_desc = false;
@@ -642,7 +645,8 @@ fn malformed_serialised_maps_are_errors() {
         f(&mut v);
         serde_json::from_value::<HandleMap<u32>>(v)
     };
-    let cases: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit)> = vec![
         (
             "item slot out of range",
             Box::new(|v| v["items"][0][0] = 99.into()),

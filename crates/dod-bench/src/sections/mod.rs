@@ -2,6 +2,9 @@
 
 use crate::harness::{Config, Table};
 
+mod defrag;
+mod handles;
+
 /// A named part of the report.
 pub struct Section {
     /// The name given on the command line.
@@ -13,4 +16,4 @@ pub struct Section {
 }
 
 /// Every section, in report order.
-pub const SECTIONS: &[Section] = &[];
+pub const SECTIONS: &[Section] = &[handles::SECTION, defrag::SECTION];

@@ -4,18 +4,16 @@
 use alloc::vec::{self, Vec};
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
-use core::num::NonZeroU16;
 use core::slice;
 
-use super::{HandleMap, Slot};
+use super::{HandleMap, Slot, VACANT};
 use crate::key::Key;
 
 /// The handle of the value whose slot is `slot`. Vacated slots keep their generation and type
 /// bits, so this also names the values a [`Drain`] hands out.
 #[inline]
-pub(super) fn key_of<K: Key>(slots: &[Slot], slot: u32, type_id: u16) -> K {
-    let generation = NonZeroU16::new(slots[slot as usize].generation()).unwrap_or(NonZeroU16::MIN);
-    K::from_parts(slot, generation, type_id)
+pub(super) fn key_of<K: Key>(slots: &[Slot], slot: u32) -> K {
+    K::from_index_tag(slot, slots[slot as usize].tag & !VACANT)
 }
 
 macro_rules! pair_iterator {
@@ -27,7 +25,7 @@ macro_rules! pair_iterator {
             fn next(&mut self) -> Option<Self::Item> {
                 let v = self.values.next()?;
                 let s = *self.links.next()?;
-                Some((key_of(self.slots, s, self.type_id), v))
+                Some((key_of(self.slots, s), v))
             }
 
             #[inline]
@@ -41,7 +39,7 @@ macro_rules! pair_iterator {
             fn next_back(&mut self) -> Option<Self::Item> {
                 let v = self.values.next_back()?;
                 let s = *self.links.next_back()?;
-                Some((key_of(self.slots, s, self.type_id), v))
+                Some((key_of(self.slots, s), v))
             }
         }
 
@@ -55,7 +53,6 @@ pub struct Iter<'a, T, K: Key> {
     values: slice::Iter<'a, T>,
     links: slice::Iter<'a, u32>,
     slots: &'a [Slot],
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -65,7 +62,6 @@ impl<T, K: Key> Clone for Iter<'_, T, K> {
             values: self.values.clone(),
             links: self.links.clone(),
             slots: self.slots,
-            type_id: self.type_id,
             _key: PhantomData,
         }
     }
@@ -78,7 +74,6 @@ pub struct IterMut<'a, T, K: Key> {
     values: slice::IterMut<'a, T>,
     links: slice::Iter<'a, u32>,
     slots: &'a [Slot],
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -90,7 +85,6 @@ pub struct Drain<'a, T, K: Key> {
     values: vec::Drain<'a, T>,
     links: vec::Drain<'a, u32>,
     slots: &'a [Slot],
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -101,7 +95,7 @@ impl<T, K: Key> Iterator for Drain<'_, T, K> {
     fn next(&mut self) -> Option<Self::Item> {
         let v = self.values.next()?;
         let s = self.links.next()?;
-        Some((key_of(self.slots, s, self.type_id), v))
+        Some((key_of(self.slots, s), v))
     }
 
     #[inline]
@@ -115,7 +109,7 @@ impl<T, K: Key> DoubleEndedIterator for Drain<'_, T, K> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let v = self.values.next_back()?;
         let s = self.links.next_back()?;
-        Some((key_of(self.slots, s, self.type_id), v))
+        Some((key_of(self.slots, s), v))
     }
 }
 
@@ -127,7 +121,6 @@ pub struct IntoIter<T, K: Key> {
     values: vec::IntoIter<T>,
     links: vec::IntoIter<u32>,
     slots: Vec<Slot>,
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -138,7 +131,7 @@ impl<T, K: Key> Iterator for IntoIter<T, K> {
     fn next(&mut self) -> Option<Self::Item> {
         let v = self.values.next()?;
         let s = self.links.next()?;
-        Some((key_of(&self.slots, s, self.type_id), v))
+        Some((key_of(&self.slots, s), v))
     }
 
     #[inline]
@@ -152,7 +145,7 @@ impl<T, K: Key> DoubleEndedIterator for IntoIter<T, K> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let v = self.values.next_back()?;
         let s = self.links.next_back()?;
-        Some((key_of(&self.slots, s, self.type_id), v))
+        Some((key_of(&self.slots, s), v))
     }
 }
 
@@ -174,7 +167,6 @@ impl<T, K: Key> HandleMap<T, K> {
             values: self.values.iter(),
             links: self.links.iter(),
             slots: &self.slots,
-            type_id: self.type_id,
             _key: PhantomData,
         }
     }
@@ -195,7 +187,6 @@ impl<T, K: Key> HandleMap<T, K> {
             values: self.values.iter_mut(),
             links: self.links.iter(),
             slots: &self.slots,
-            type_id: self.type_id,
             _key: PhantomData,
         }
     }
@@ -219,7 +210,6 @@ impl<T, K: Key> HandleMap<T, K> {
             values: self.values.drain(..),
             links: self.links.drain(..),
             slots: &self.slots,
-            type_id: self.type_id,
             _key: PhantomData,
         }
     }
@@ -259,7 +249,6 @@ impl<T, K: Key> IntoIterator for HandleMap<T, K> {
             values: self.values.into_iter(),
             links: self.links.into_iter(),
             slots: self.slots,
-            type_id: self.type_id,
             _key: PhantomData,
         }
     }

@@ -16,7 +16,7 @@
 //! 1. `values.len() == links.len()`, and for every dense position `d`,
 //!    `slots[links[d]]` is occupied with `slots[links[d]].idx == d`. Every occupied slot is
 //!    reached this way exactly once.
-//! 2. A slot's `tag` is `generation | type_id << 16`, with [`VACANT`] set when the slot is
+//! 2. A slot's `tag` is `generation | type_id << 16`, with `VACANT` (bit 31) set when the slot is
 //!    vacant. A handle's [`Key::tag`] never has that bit, so a single comparison checks
 //!    occupancy, generation and type id at once.
 //! 3. The freelist links every vacant slot whose generation is below `u16::MAX`, each once, in
@@ -32,7 +32,6 @@
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use core::num::NonZeroU16;
 use core::ops::{Index, IndexMut};
 
 use crate::error::CapacityError;
@@ -116,6 +115,8 @@ pub struct HandleMap<T, K: Key = Handle> {
     type_id: u16,
     first_gen: u16,
     max_gen: u16,
+    /// The tag of a slot pushed now: `first_gen | type_id << 16`.
+    new_tag: u32,
     order: sort::OrderState,
     _key: PhantomData<fn(K) -> K>,
 }
@@ -129,6 +130,39 @@ impl<T> HandleMap<T, Handle> {
     /// ```
     pub const fn new() -> Self {
         Self::new_in_type(0)
+    }
+
+    /// An empty map with room for `capacity` values before it reallocates.
+    ///
+    /// ```
+    /// let map = dod::HandleMap::<u8>::with_capacity(100);
+    /// assert!(map.capacity() >= 100);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_capacity_and_key(capacity)
+    }
+
+    /// An empty map that stamps `type_id` into every handle it hands out and rejects handles
+    /// that carry another type id (the handles of other maps).
+    ///
+    /// # Panics
+    ///
+    /// If `type_id` does not fit the key type: more than 15 bits for [`Handle`]; any non-zero
+    /// id for [`Handle32`](crate::Handle32), which has no type id field (see
+    /// [`with_type_id_and_key`](HandleMap::with_type_id_and_key)).
+    ///
+    /// ```
+    /// use dod::HandleMap;
+    /// let mut apples = HandleMap::with_type_id(1);
+    /// let mut oranges = HandleMap::with_type_id(2);
+    /// let apple = apples.insert("apple");
+    /// let orange = oranges.insert("orange");
+    /// assert_eq!(apple.index(), orange.index());
+    /// assert_eq!(oranges.get(apple), None); // another map's handle
+    /// ```
+    #[track_caller]
+    pub fn with_type_id(type_id: u16) -> Self {
+        Self::with_type_id_and_key(type_id)
     }
 }
 
@@ -145,6 +179,7 @@ impl<T, K: Key> HandleMap<T, K> {
             type_id,
             first_gen: 1,
             max_gen: 1,
+            new_tag: 1 | (type_id as u32) << 16,
             order: sort::OrderState::new(),
             _key: PhantomData,
         }
@@ -162,37 +197,34 @@ impl<T, K: Key> HandleMap<T, K> {
         Self::new_in_type(0)
     }
 
-    /// An empty map with room for `capacity` values before it reallocates.
+    /// An empty map with any key type and room for `capacity` values.
     ///
     /// ```
-    /// let map = dod::HandleMap::<u8>::with_capacity(100);
-    /// assert!(map.capacity() >= 100);
+    /// use dod::{HandleMap, Handle32};
+    /// let map = HandleMap::<u8, Handle32>::with_capacity_and_key(10);
+    /// assert!(map.capacity() >= 10);
     /// ```
-    pub fn with_capacity(capacity: usize) -> Self {
+    pub fn with_capacity_and_key(capacity: usize) -> Self {
         let mut map = Self::new_in_type(0);
         map.reserve(capacity);
         map
     }
 
-    /// An empty map that stamps `type_id` into every handle it hands out and rejects handles
-    /// that carry another type id (the handles of other maps).
+    /// An empty map with any key type that stamps `type_id` into its handles.
     ///
     /// # Panics
     ///
-    /// If `type_id` does not fit the key type: more than 15 bits for [`Handle`]; any non-zero
-    /// id for [`Handle32`](crate::Handle32), which has no type id field.
+    /// If `type_id` is above [`K::MAX_TYPE_ID`](Key::MAX_TYPE_ID).
     ///
     /// ```
-    /// use dod::HandleMap;
-    /// let mut apples = HandleMap::with_type_id(1);
-    /// let mut oranges = HandleMap::with_type_id(2);
-    /// let apple = apples.insert("apple");
-    /// let orange = oranges.insert("orange");
-    /// assert_eq!(apple.index(), orange.index());
-    /// assert_eq!(oranges.get(apple), None); // another map's handle
+    /// use dod::{new_handle_type, HandleMap};
+    /// new_handle_type! { struct Apple; }
+    /// let mut map = HandleMap::<&str, Apple>::with_type_id_and_key(3);
+    /// let h = map.insert("granny smith");
+    /// assert_eq!(dod::Key::type_id(h), 3);
     /// ```
     #[track_caller]
-    pub fn with_type_id(type_id: u16) -> Self {
+    pub fn with_type_id_and_key(type_id: u16) -> Self {
         assert!(
             type_id <= K::MAX_TYPE_ID,
             "type id {type_id} does not fit the key type (largest: {})",
@@ -224,7 +256,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// another slot, vacant slots are reused anyway rather than failing.
     ///
     /// ```
-    /// let mut map = dod::HandleMap::new();
+    /// let mut map = dod::HandleMap::<u32>::new();
     /// map.set_min_free(64);
     /// assert_eq!(map.min_free(), 64);
     /// ```
@@ -328,39 +360,45 @@ impl<T, K: Key> HandleMap<T, K> {
 
     #[inline]
     fn key_for(&self, slot: u32) -> K {
-        iter::key_of(&self.slots, slot, self.type_id)
+        iter::key_of(&self.slots, slot)
     }
 
-    /// Finds a slot for a value about to be pushed at dense position `values.len()`, and marks
-    /// it occupied. Returns the slot and its new generation, or `None` when the key type cannot
-    /// address another slot.
+    /// Takes the oldest vacant slot for a value about to be pushed at dense position `dense`,
+    /// and returns it with its new tag. The freelist must not be empty.
     #[inline]
-    fn claim_slot(&mut self) -> Option<(u32, u16)> {
+    fn reuse_slot(&mut self, dense: u32) -> (u32, u32) {
+        let i = self.free_head;
+        let slot = &mut self.slots[i as usize];
+        self.free_head = slot.idx;
+        self.free_len -= 1;
+        if self.free_len == 0 {
+            self.free_tail = NONE;
+        }
+        // Linked slots are below u16::MAX (invariant 3), so the generation does not wrap, and
+        // the tag loses its VACANT bit.
+        let tag = (slot.tag & !VACANT) + 1;
+        slot.tag = tag;
+        slot.idx = dense;
+        self.max_gen = self.max_gen.max(tag as u16);
+        (i, tag)
+    }
+
+    /// Finds a slot for a value about to be pushed at dense position `values.len()` and marks
+    /// it occupied: the oldest vacant slot beyond the `min_free` reserve, else a new slot, else
+    /// (the key type cannot address another) any vacant slot. Returns the slot and its tag.
+    #[inline]
+    fn claim_slot(&mut self) -> Option<(u32, u32)> {
         let dense = self.values.len() as u32;
-        let can_push = (self.slots.len() as u64) < u64::from(K::MAX_SLOTS);
-        if self.free_len > self.min_free || (self.free_len > 0 && !can_push) {
-            let i = self.free_head;
-            let slot = &mut self.slots[i as usize];
-            self.free_head = slot.idx;
-            self.free_len -= 1;
-            if self.free_len == 0 {
-                self.free_tail = NONE;
-            }
-            // Linked slots are below u16::MAX (invariant 3), so this does not wrap.
-            let generation = slot.generation() + 1;
-            slot.tag = u32::from(generation) | (u32::from(self.type_id) << 16);
-            slot.idx = dense;
-            self.max_gen = self.max_gen.max(generation);
-            Some((i, generation))
-        } else if can_push {
+        if self.free_len > self.min_free {
+            Some(self.reuse_slot(dense))
+        } else if (self.slots.len() as u64) < u64::from(K::MAX_SLOTS) {
             let i = self.slots.len() as u32;
-            let generation = self.first_gen;
-            self.slots.push(Slot {
-                tag: u32::from(generation) | self.type_bits(),
-                idx: dense,
-            });
-            self.max_gen = self.max_gen.max(generation);
-            Some((i, generation))
+            // A new slot starts at `first_gen`, which `max_gen` already covers (invariant 4).
+            let tag = self.new_tag;
+            self.slots.push(Slot { tag, idx: dense });
+            Some((i, tag))
+        } else if self.free_len > 0 {
+            Some(self.reuse_slot(dense))
         } else {
             None
         }
@@ -424,14 +462,13 @@ impl<T, K: Key> HandleMap<T, K> {
     /// ```
     #[inline]
     pub fn try_insert(&mut self, value: T) -> Result<K, CapacityError<T>> {
-        let Some((slot, generation)) = self.claim_slot() else {
+        let Some((slot, tag)) = self.claim_slot() else {
             return Err(CapacityError::new(value));
         };
         self.values.push(value);
         self.links.push(slot);
         self.order.changed();
-        let generation = NonZeroU16::new(generation).unwrap_or(NonZeroU16::MIN);
-        Ok(K::from_parts(slot, generation, self.type_id))
+        Ok(K::from_index_tag(slot, tag))
     }
 
     /// Inserts the value that `f` makes from its own handle, so a value can store the handle
@@ -450,11 +487,10 @@ impl<T, K: Key> HandleMap<T, K> {
     /// ```
     #[track_caller]
     pub fn insert_with_handle(&mut self, f: impl FnOnce(K) -> T) -> K {
-        let Some((slot, generation)) = self.claim_slot() else {
+        let Some((slot, tag)) = self.claim_slot() else {
             capacity_panic::<K>()
         };
-        let generation = NonZeroU16::new(generation).unwrap_or(NonZeroU16::MIN);
-        let key = K::from_parts(slot, generation, self.type_id);
+        let key = K::from_index_tag(slot, tag);
         // If `f` panics, give the slot back so the map stays consistent.
         struct Undo<'a, T, K: Key> {
             map: &'a mut HandleMap<T, K>,
@@ -774,6 +810,7 @@ impl<T, K: Key> HandleMap<T, K> {
         }
         self.first_gen = self.max_gen + 1;
         self.max_gen = self.first_gen;
+        self.new_tag = u32::from(self.first_gen) | self.type_bits();
         self.slots.clear();
         self.free_head = NONE;
         self.free_tail = NONE;
@@ -958,6 +995,7 @@ impl<T: Clone, K: Key> Clone for HandleMap<T, K> {
             type_id: self.type_id,
             first_gen: self.first_gen,
             max_gen: self.max_gen,
+            new_tag: self.new_tag,
             order: self.order.clone(),
             _key: PhantomData,
         }
@@ -1071,7 +1109,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "does not fit")]
     fn type_id_must_fit() {
-        let _ = HandleMap::<u8, Handle32>::with_type_id(1);
+        let _ = HandleMap::<u8, Handle32>::with_type_id_and_key(1);
     }
 
     #[test]

@@ -28,11 +28,11 @@ impl<T: Sync, K: Key> HandleMap<T, K> {
     /// assert_eq!(found, hs);
     /// ```
     pub fn par_iter(&self) -> impl IndexedParallelIterator<Item = (K, &T)> + '_ {
-        let (slots, type_id) = (&self.slots[..], self.type_id);
+        let slots = &self.slots[..];
         self.links
             .par_iter()
             .zip(self.values.par_iter())
-            .map(move |(&s, v)| (key_of::<K>(slots, s, type_id), v))
+            .map(move |(&s, v)| (key_of::<K>(slots, s), v))
     }
 }
 

@@ -151,6 +151,7 @@ impl<T, K: Key> HandleMap<T, K> {
             type_id: r.type_id,
             first_gen: r.first_gen,
             max_gen: r.max_gen,
+            new_tag: u32::from(r.first_gen) | type_bits,
             order: OrderState::unknown(),
             _key: PhantomData,
         })

@@ -15,17 +15,25 @@ use super::HandleMap;
 use crate::key::Key;
 
 /// What is known about the dense order.
+///
+/// `epoch` counts structural changes (values inserted, removed or moved); a fact about the order
+/// holds only while the epoch it was established at is current, so marking a change is one
+/// increment on the hot paths.
 #[derive(Clone, Debug)]
 pub(super) struct OrderState {
-    /// The dense order is sorted by the comparator of the last completed pass, and nothing
-    /// changed since.
-    sorted: bool,
-    /// A `defragment` in progress: valid while no value was inserted, removed or moved.
+    epoch: u64,
+    /// The epoch at which the last completed pass left the values sorted, with no value
+    /// mutably borrowed since; [`NEVER`] otherwise.
+    sorted_at: u64,
+    /// A `defragment` in progress, valid while its epoch is current.
     plan: Option<Plan>,
 }
 
+const NEVER: u64 = u64::MAX;
+
 #[derive(Clone, Debug)]
 struct Plan {
+    epoch: u64,
     /// Slots in their target dense order.
     slots: Vec<u32>,
     /// Dense positions before this are final.
@@ -35,7 +43,8 @@ struct Plan {
 impl OrderState {
     pub(super) const fn new() -> Self {
         OrderState {
-            sorted: true,
+            epoch: 0,
+            sorted_at: 0,
             plan: None,
         }
     }
@@ -44,7 +53,8 @@ impl OrderState {
     #[cfg(feature = "serde")]
     pub(super) const fn unknown() -> Self {
         OrderState {
-            sorted: false,
+            epoch: 0,
+            sorted_at: NEVER,
             plan: None,
         }
     }
@@ -53,21 +63,32 @@ impl OrderState {
     /// progress stays valid (it names slots, not values) and is checked when it completes.
     #[inline]
     pub(super) fn touched(&mut self) {
-        self.sorted = false;
+        self.sorted_at = NEVER;
     }
 
     /// Values were inserted, removed or moved: the order is unknown and any plan is void.
     #[inline]
     pub(super) fn changed(&mut self) {
-        self.sorted = false;
-        if self.plan.is_some() {
-            self.plan = None;
-        }
+        self.epoch += 1;
     }
 
+    fn is_sorted(&self) -> bool {
+        self.sorted_at == self.epoch
+    }
+
+    fn set_sorted(&mut self, sorted: bool) {
+        self.sorted_at = if sorted { self.epoch } else { NEVER };
+    }
+
+    /// The plan in progress, if it is still valid.
+    fn take_plan(&mut self) -> Option<Plan> {
+        self.plan.take().filter(|p| p.epoch == self.epoch)
+    }
+
+    /// Drops a plan that can no longer be used.
     pub(super) fn release(&mut self) {
-        if let Some(p) = &mut self.plan {
-            p.slots.shrink_to_fit();
+        if self.plan.as_ref().is_some_and(|p| p.epoch != self.epoch) {
+            self.plan = None;
         }
     }
 }
@@ -109,12 +130,14 @@ impl<T, K: Key> HandleMap<T, K> {
 
     fn sort_with(&mut self, mut cmp: impl FnMut(&T, &T) -> Ordering, stable: bool) {
         let mut plan = Plan {
+            epoch: 0,
             slots: self.rank(&mut cmp, stable),
             cursor: 0,
         };
         self.apply(&mut plan, usize::MAX);
         self.order.plan = None;
-        self.order.sorted = true;
+        self.order.changed();
+        self.order.set_sorted(true);
     }
 
     /// Sorts the dense values with a comparator, stably; every handle stays valid.
@@ -207,20 +230,21 @@ impl<T, K: Key> HandleMap<T, K> {
         mut cmp: impl FnMut(&T, &T) -> Ordering,
         max_moves: usize,
     ) -> usize {
-        if self.order.sorted {
+        if self.order.is_sorted() {
             return 0;
         }
-        let mut plan = match self.order.plan.take() {
+        let in_order = |v: &[T], cmp: &mut dyn FnMut(&T, &T) -> Ordering| {
+            v.is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater)
+        };
+        let mut plan = match self.order.take_plan() {
             Some(plan) => plan,
             None => {
-                if self
-                    .values
-                    .is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater)
-                {
-                    self.order.sorted = true;
+                if in_order(&self.values, &mut cmp) {
+                    self.order.set_sorted(true);
                     return 0;
                 }
                 Plan {
+                    epoch: self.order.epoch,
                     slots: self.rank(&mut cmp, true),
                     cursor: 0,
                 }
@@ -231,9 +255,8 @@ impl<T, K: Key> HandleMap<T, K> {
             self.order.plan = Some(plan);
         } else {
             drop(plan);
-            self.order.sorted = self
-                .values
-                .is_sorted_by(|a, b| cmp(a, b) != Ordering::Greater);
+            let sorted = in_order(&self.values, &mut cmp);
+            self.order.set_sorted(sorted);
         }
         moves
     }
@@ -254,7 +277,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert!(map.is_fragmented());
     /// ```
     pub fn is_fragmented(&self) -> bool {
-        !self.order.sorted
+        !self.order.is_sorted()
     }
 
     /// Forgets that the values are sorted, so the next
