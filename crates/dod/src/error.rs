@@ -20,11 +20,20 @@ pub struct CapacityError<T> {
 
 impl<T> CapacityError<T> {
     /// Wraps the value that could not be inserted.
+    ///
+    /// ```
+    /// assert_eq!(dod::CapacityError::new(3).into_inner(), 3);
+    /// ```
     pub const fn new(value: T) -> Self {
         CapacityError { value }
     }
 
     /// The value that could not be inserted.
+    ///
+    /// ```
+    /// let e = dod::CapacityError::new(String::from("x"));
+    /// assert_eq!(e.into_inner(), "x");
+    /// ```
     pub fn into_inner(self) -> T {
         self.value
     }

@@ -27,7 +27,13 @@ use core::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 ///
 /// Implemented by [`Handle`], [`Handle32`] and every type declared with
 /// [`new_handle_type!`](crate::new_handle_type). Containers never trust a key: a key built from
-/// arbitrary parts is only ever answered with `None` or a clear panic, never undefined behaviour.
+/// arbitrary parts or bits is only ever answered with `None` or a clear panic, never another
+/// value and never undefined behaviour.
+///
+/// To implement it for a type of your own, keep to the layout the containers rely on:
+/// [`tag`](Key::tag) is `generation | type_id << 16` with `type_id` at most `0x7FFF`, and
+/// [`from_parts`](Key::from_parts) / [`from_index_tag`](Key::from_index_tag) give back a key
+/// that reads the same parts.
 ///
 /// # Example
 ///
@@ -132,24 +138,40 @@ impl Handle {
     }
 
     /// The slot index (bits 0–31).
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle::new(9, 1, 0).unwrap().index(), 9);
+    /// ```
     #[inline]
     pub const fn index(self) -> u32 {
         self.0.get() as u32
     }
 
     /// The generation (bits 32–47), never 0.
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle::new(9, 4, 0).unwrap().generation(), 4);
+    /// ```
     #[inline]
     pub const fn generation(self) -> u16 {
         (self.0.get() >> Self::GEN_SHIFT) as u16
     }
 
     /// The type id (bits 48–62).
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle::new(9, 4, 2).unwrap().type_id(), 2);
+    /// ```
     #[inline]
     pub const fn type_id(self) -> u16 {
         ((self.0.get() >> Self::TYPE_SHIFT) as u16) & Self::MAX_TYPE_ID
     }
 
     /// The handle as a `u64`, for FFI, scripting languages and files.
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle::new(1, 1, 0).unwrap().to_bits(), 1 << 32 | 1);
+    /// ```
     #[inline]
     pub const fn to_bits(self) -> u64 {
         self.0.get()
@@ -248,6 +270,13 @@ pub struct Handle32(NonZeroU32);
 impl Handle32 {
     /// Builds a handle from its fields, or `None` if the generation is 0 or the index is
     /// `0xFFFF` (never a slot).
+    ///
+    /// ```
+    /// # use dod::Handle32;
+    /// assert!(Handle32::new(0, 1).is_some());
+    /// assert!(Handle32::new(0xFFFF, 1).is_none());
+    /// assert!(Handle32::new(0, 0).is_none());
+    /// ```
     pub const fn new(index: u16, generation: u16) -> Option<Self> {
         if generation == 0 || index == u16::MAX {
             return None;
@@ -259,18 +288,30 @@ impl Handle32 {
     }
 
     /// The slot index (bits 0–15).
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle32::new(9, 1).unwrap().index(), 9);
+    /// ```
     #[inline]
     pub const fn index(self) -> u16 {
         self.0.get() as u16
     }
 
     /// The generation (bits 16–31), never 0.
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle32::new(9, 4).unwrap().generation(), 4);
+    /// ```
     #[inline]
     pub const fn generation(self) -> u16 {
         (self.0.get() >> 16) as u16
     }
 
     /// The handle as a `u32`.
+    ///
+    /// ```
+    /// assert_eq!(dod::Handle32::new(1, 1).unwrap().to_bits(), 1 << 16 | 1);
+    /// ```
     #[inline]
     pub const fn to_bits(self) -> u32 {
         self.0.get()
@@ -278,6 +319,12 @@ impl Handle32 {
 
     /// Reads a handle back from [`to_bits`](Handle32::to_bits), or `None` for a pattern no
     /// container hands out (generation 0 or index `0xFFFF`).
+    ///
+    /// ```
+    /// # use dod::Handle32;
+    /// assert_eq!(Handle32::from_bits(1 << 16), Handle32::new(0, 1));
+    /// assert_eq!(Handle32::from_bits(0), None);
+    /// ```
     #[inline]
     pub const fn from_bits(bits: u32) -> Option<Self> {
         Self::new(bits as u16, (bits >> 16) as u16)
@@ -330,13 +377,14 @@ impl Key for Handle32 {
 ///
 /// Each type is a `#[repr(transparent)]` wrapper around [`Handle`] (the default) or, written
 /// `struct Name: Handle32;`, around [`Handle32`]. It implements [`Key`], `Copy`, `Eq`, `Ord`,
-/// `Hash`, `Debug`, conversions to and from the raw handle, `to_bits` / `from_bits`, and the
-/// `serde` and `bytemuck` traits when those features of `dod` are on.
+/// `Hash`, `Debug`, `from_raw` / `raw` and `From` conversions to and from the raw handle (whose
+/// `to_bits` / `from_bits` give the integer form), and the `serde` and `bytemuck` traits when
+/// those features of `dod` are on.
 ///
 /// # Example
 ///
 /// ```
-/// use dod::{new_handle_type, Handle, Handle32, Key};
+/// use dod::{new_handle_type, Handle, HandleMap, Handle32, Key};
 ///
 /// new_handle_type! {
 ///     /// A handle to an enemy.
@@ -345,19 +393,24 @@ impl Key for Handle32 {
 ///     pub struct BoneId: Handle32;
 /// }
 ///
-/// let orc = EnemyId::from_raw(Handle::new(3, 1, 0).unwrap());
-/// assert_eq!(orc.index(), 3);
+/// let mut enemies: HandleMap<&str, EnemyId> = HandleMap::with_key();
+/// let orc: EnemyId = enemies.insert("orc");
+/// assert_eq!(enemies[orc], "orc");
+///
+/// let mut bones: HandleMap<[f32; 3], BoneId> = HandleMap::with_key();
+/// let root = bones.insert([0.0; 3]);
+/// assert_eq!(root.index(), 0);
 /// assert_eq!(Handle::from(orc).generation(), 1);
 /// assert_eq!(core::mem::size_of::<Option<BoneId>>(), 4);
 /// ```
 ///
 /// Passing an `EnemyId` to a map keyed by another type does not compile:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0308
 /// use dod::{new_handle_type, HandleMap};
 /// new_handle_type! { struct EnemyId; struct BulletId; }
-/// let mut enemies: HandleMap<u32, EnemyId> = HandleMap::new();
-/// let bullets: HandleMap<u32, BulletId> = HandleMap::new();
+/// let mut enemies: HandleMap<u32, EnemyId> = HandleMap::with_key();
+/// let bullets: HandleMap<u32, BulletId> = HandleMap::with_key();
 /// let e = enemies.insert(1);
 /// let _ = bullets.get(e);
 /// ```
@@ -371,7 +424,7 @@ macro_rules! new_handle_type {
         $vis struct $name($raw);
 
         impl $name {
-            /// Wraps a raw handle.
+            /// Wraps a raw handle (for handles that crossed FFI or a file as integers).
             #[inline]
             #[allow(dead_code)]
             pub const fn from_raw(raw: $raw) -> Self {
@@ -390,6 +443,7 @@ macro_rules! new_handle_type {
                 f.debug_struct(::core::stringify!($name))
                     .field("index", &$crate::Key::index(self.0))
                     .field("generation", &$crate::Key::generation(self.0).get())
+                    .field("type_id", &$crate::Key::type_id(self.0))
                     .finish()
             }
         }
@@ -633,6 +687,37 @@ mod tests {
         assert_eq!(Handle32::from_bits(h.to_bits()), Some(h));
         assert_eq!(Handle32::from_bits(0x0001_0000 | 0xFFFF), None);
         assert_eq!(Handle32::from_bits(7), None);
+    }
+
+    #[cfg(feature = "bytemuck")]
+    #[test]
+    fn optional_handles_are_plain_old_data() {
+        let hs = [Handle::new(1, 2, 3), None, Handle::new(7, 1, 0)];
+        let bytes: &[u8] = bytemuck::cast_slice(&hs);
+        assert_eq!(bytes.len(), 24);
+        assert_eq!(&bytes[8..16], &[0; 8], "None is all zeros");
+        let back: &[Option<Handle>] = bytemuck::cast_slice(bytes);
+        assert_eq!(back, &hs);
+        let words: &[u64] = bytemuck::cast_slice(&hs);
+        assert_eq!(words[0], hs[0].unwrap().to_bits());
+        // A `Handle` itself is checked on the way in.
+        assert_eq!(
+            bytemuck::checked::try_cast::<u64, Handle>(words[0]),
+            Ok(hs[0].unwrap())
+        );
+        assert!(bytemuck::checked::try_cast::<u64, Handle>(0).is_err());
+        assert!(bytemuck::checked::try_cast::<u64, Handle>(1 << 63 | 1 << 32).is_err());
+        // Pod admits every bit pattern, reserved bit included: containers answer None.
+        let forged: Option<Handle> = bytemuck::cast(1u64 << 63 | 1 << 32);
+        let mut map = crate::HandleMap::new();
+        let hs = map.insert_many(['a', 'b', 'c', 'd']);
+        map.remove(hs[0]);
+        map.remove(hs[1]);
+        assert_eq!(map.get(forged.unwrap()), None);
+        assert_eq!(map.remove(forged.unwrap()), None);
+        map.check();
+        let h32: [Option<Handle32>; 2] = [Handle32::new(1, 1), None];
+        assert_eq!(bytemuck::cast::<_, [u32; 2]>(h32), [1 << 16 | 1, 0]);
     }
 
     #[test]

@@ -274,6 +274,11 @@ impl<T, K: Key> Extend<T> for HandleMap<T, K> {
 impl<T, K: Key> FromIterator<T> for HandleMap<T, K> {
     /// A map of the values, in order, at slots `0..n`.
     ///
+    /// # Panics
+    ///
+    /// If the key type runs out of slots (more than 65 535 values for
+    /// [`Handle32`](crate::Handle32)).
+    ///
     /// ```
     /// let map: dod::HandleMap<u32> = (0..3).collect();
     /// assert_eq!(map.values(), [0, 1, 2]);

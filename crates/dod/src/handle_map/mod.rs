@@ -52,6 +52,9 @@ const VACANT: u32 = 1 << 31;
 const GEN_MASK: u32 = 0xFFFF;
 /// End of the freelist.
 const NONE: u32 = u32::MAX;
+/// `reset` raises the generation watermark only below this, so that a slot made after a reset
+/// is always good for at least 32 768 uses.
+const RESET_WATERMARK_LIMIT: u16 = 1 << 15;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Slot {
@@ -225,10 +228,10 @@ impl<T, K: Key> HandleMap<T, K> {
     /// ```
     #[track_caller]
     pub fn with_type_id_and_key(type_id: u16) -> Self {
+        let largest = K::MAX_TYPE_ID.min(Handle::MAX_TYPE_ID);
         assert!(
-            type_id <= K::MAX_TYPE_ID,
-            "type id {type_id} does not fit the key type (largest: {})",
-            K::MAX_TYPE_ID
+            type_id <= largest,
+            "type id {type_id} does not fit the key type (largest: {largest})"
         );
         Self::new_in_type(type_id)
     }
@@ -265,6 +268,10 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     /// How many vacant slots are kept back before one is reused.
+    ///
+    /// ```
+    /// assert_eq!(dod::HandleMap::<u8>::new().min_free(), 0);
+    /// ```
     pub fn min_free(&self) -> u32 {
         self.min_free
     }
@@ -545,7 +552,9 @@ impl<T, K: Key> HandleMap<T, K> {
     #[inline]
     fn dense_of(&self, key: K) -> Option<usize> {
         let slot = self.slots.get(key.index() as usize)?;
-        if slot.tag == key.tag() {
+        // Occupied slots never carry VACANT; a key whose tag has it (a forged bit pattern, or
+        // a `Key` implementation that does not keep to 31 bits) must not match a vacant slot.
+        if slot.tag == key.tag() && slot.tag & VACANT == 0 {
             Some(slot.idx as usize)
         } else {
             None
@@ -774,10 +783,11 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert!(h2.generation() > h.generation());
     /// ```
     pub fn clear(&mut self) {
+        // Everything but dropping the values first, so a panicking `Drop` leaves a valid map.
+        self.order.changed();
         self.vacate_all();
         self.links.clear();
         self.values.clear();
-        self.order.changed();
     }
 
     fn vacate_all(&mut self) {
@@ -791,9 +801,10 @@ impl<T, K: Key> HandleMap<T, K> {
     ///
     /// Unlike the seed's reset, which lets old handles validate again, the map raises a
     /// generation watermark: slots made after the reset start above every generation handed out
-    /// before it. Slot indices start again from 0. When the watermark cannot rise further
-    /// (some slot reached generation 65 535), `reset` does what [`clear`](HandleMap::clear)
-    /// does, in O(len).
+    /// before it, and slot indices start again from 0. Each reset spends generations (a new
+    /// slot is good for 65 535 minus its starting generation uses), so once the watermark would
+    /// pass 32 767, `reset` does what [`clear`](HandleMap::clear) does instead, in O(len), and
+    /// every slot keeps its own generation.
     ///
     /// ```
     /// let mut map = dod::HandleMap::new();
@@ -804,10 +815,11 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert_eq!(map[new], 7);
     /// ```
     pub fn reset(&mut self) {
-        if self.max_gen == u16::MAX {
+        if self.max_gen >= RESET_WATERMARK_LIMIT {
             self.clear();
             return;
         }
+        self.order.changed();
         self.first_gen = self.max_gen + 1;
         self.max_gen = self.first_gen;
         self.new_tag = u32::from(self.first_gen) | self.type_bits();
@@ -817,7 +829,6 @@ impl<T, K: Key> HandleMap<T, K> {
         self.free_len = 0;
         self.links.clear();
         self.values.clear();
-        self.order.changed();
     }
 
     /// The values in dense order, as a slice: the fast way to read them all.
@@ -847,12 +858,23 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     /// The same slice as [`values`](HandleMap::values).
+    ///
+    /// ```
+    /// let map: dod::HandleMap<u8> = [1, 2].into_iter().collect();
+    /// assert_eq!(map.as_slice(), [1, 2]);
+    /// ```
     #[inline]
     pub fn as_slice(&self) -> &[T] {
         &self.values
     }
 
     /// The same slice as [`values_mut`](HandleMap::values_mut).
+    ///
+    /// ```
+    /// let mut map: dod::HandleMap<u8> = [1, 2].into_iter().collect();
+    /// map.as_mut_slice().reverse();
+    /// assert_eq!(map.values(), [2, 1]);
+    /// ```
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         self.values_mut()
@@ -1043,6 +1065,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "65 535 rounds; safe code, exercised natively")]
     fn generation_exhaustion_retires_slot() {
         let mut m = HandleMap::<u8, Handle32>::with_key();
         let mut last = None;
@@ -1068,16 +1091,18 @@ mod tests {
         assert_eq!(new.index(), 0);
         assert!(new.generation() > old[0].generation());
         assert!(old.iter().all(|&h| !m.contains(h)));
-        // Drive the watermark to the top, then reset must still make every handle stale.
-        m.max_gen = u16::MAX - 1;
+        // Near the limit the watermark still rises...
+        m.max_gen = RESET_WATERMARK_LIMIT - 1;
         m.reset();
         let top = m.insert(2);
-        assert_eq!(top.generation(), u16::MAX);
-        m.reset(); // falls back to clear
+        assert_eq!(top.generation(), RESET_WATERMARK_LIMIT);
+        // ...and past it, reset falls back to clear: same slot, next generation.
+        m.reset();
         m.check();
         assert!(!m.contains(top));
         let next = m.insert(3);
-        assert_ne!(next.index(), top.index(), "slot at u16::MAX is retired");
+        assert_eq!(next.index(), top.index());
+        assert_eq!(next.generation(), top.generation() + 1);
         m.check();
     }
 
