@@ -259,9 +259,23 @@ pub fn warm_up_allocator() {
     drop(block);
 }
 
+/// The spinner on stderr (drawn only when stderr is a terminal).
+pub fn spinner() -> &'static indicatif::ProgressBar {
+    static BAR: std::sync::OnceLock<indicatif::ProgressBar> = std::sync::OnceLock::new();
+    BAR.get_or_init(|| {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {prefix}: {msg}")
+                .expect("a valid template"),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    })
+}
+
 /// Progress for a person watching: on stderr, so stdout stays the report.
 pub fn progress(msg: impl AsRef<str>) {
-    eprintln!("  .. {}", msg.as_ref());
+    spinner().set_message(msg.as_ref().to_string());
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR]
 //! ```
 
+mod chart;
 mod harness;
 mod sections;
 
@@ -15,7 +16,8 @@ use std::process::ExitCode;
 const USAGE: &str = "\
 usage: dod-bench [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--list]
 
-Prints markdown tables to stdout and writes report.md and results.json to DIR
+Prints markdown tables to stdout and writes report.md, results.json and an SVG chart
+per table to DIR
 (default: target/dod-report/ of the workspace). Progress goes to stderr.
   --n N      element count for the sections that take one
   --quick    small sizes, 3 repetitions: a smoke run
@@ -118,6 +120,12 @@ fn write_report(
         md += &t.to_markdown();
     }
     std::fs::write(out.join("report.md"), md)?;
+    for (i, t) in tables.iter().enumerate() {
+        let path = out.join(format!("{:02}-{}.svg", i + 1, t.section));
+        if let Err(e) = chart::write(t, &path) {
+            eprintln!("dod-bench: no chart for {:?}: {e}", t.title);
+        }
+    }
     let json = serde_json::json!({
         "machine": machine(),
         "quick": config.quick,
@@ -161,14 +169,19 @@ fn main() -> ExitCode {
     println!("{header}");
     harness::warm_up_allocator();
     let mut tables = Vec::new();
+    let bar = harness::spinner();
     for s in &args.sections {
-        eprintln!("section {}: {}", s.name, s.about);
+        if bar.is_hidden() {
+            eprintln!("section {}: {}", s.name, s.about);
+        }
+        bar.set_prefix(s.name);
         let ts = (s.run)(&args.config);
         for t in &ts {
             println!("{}", t.to_markdown());
         }
         tables.extend(ts);
     }
+    bar.finish_and_clear();
     if let Err(e) = write_report(&args.out, &header, &tables, &args.config) {
         eprintln!(
             "dod-bench: cannot write the report to {}: {e}",
