@@ -484,21 +484,24 @@ fn config() -> ProptestConfig {
     }
 }
 
+/// Operations per sequence: short under Miri, which runs each step thousands of times slower.
+const OPS: usize = if cfg!(miri) { 24 } else { 120 };
+
 proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn model_handle(ops in prop::collection::vec(op(), 1..120)) {
+    fn model_handle(ops in prop::collection::vec(op(), 1..OPS)) {
         run::<Handle>(HandleMap::with_type_id(5), &ops);
     }
 
     #[test]
-    fn model_handle_min_free(ops in prop::collection::vec(op(), 1..120)) {
+    fn model_handle_min_free(ops in prop::collection::vec(op(), 1..OPS)) {
         run::<Handle>(HandleMap::with_key().with_min_free(3), &ops);
     }
 
     #[test]
-    fn model_handle32(ops in prop::collection::vec(op(), 1..120)) {
+    fn model_handle32(ops in prop::collection::vec(op(), 1..OPS)) {
         run::<Handle32>(HandleMap::with_key(), &ops);
     }
 }
