@@ -851,7 +851,10 @@ fn malformed_serialised_maps_are_errors() {
     for (what, f) in cases {
         assert!(broken(&*f).is_err(), "{what} accepted");
     }
-    // Handle32 maps reject more slots than 16 bits address.
+    // Handle32 maps reject more slots than 16 bits address (65 536 slots: too slow for Miri).
+    if cfg!(miri) {
+        return;
+    }
     let mut v = serde_json::to_value(HandleMap::<u8, Handle32>::with_key()).unwrap();
     v["slots"] = serde_json::Value::Array(vec![1.into(); 65_536]);
     v["free"] = (0..65_536).collect::<Vec<u32>>().into();
