@@ -10,9 +10,11 @@ extern crate std;
 
 mod error;
 pub mod key;
+pub mod sparse_set;
 
 pub use error::CapacityError;
 pub use key::{Handle, Handle32, Key};
+pub use sparse_set::SparseSet;
 
 #[doc(hidden)]
 pub mod __private {
