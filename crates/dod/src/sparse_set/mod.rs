@@ -263,13 +263,8 @@ fn new_page<const PAGE: usize>() -> Page<PAGE> {
     }
 }
 
-impl<T, const PAGE: usize> SparseSet<T, PAGE> {
-    const PAGE_IS_POWER_OF_TWO: () = assert!(
-        PAGE.is_power_of_two(),
-        "SparseSet: PAGE must be a power of two"
-    );
-
-    /// An empty set; allocates nothing.
+impl<T> SparseSet<T> {
+    /// An empty set with the default page size ([`DEFAULT_PAGE_SIZE`]); allocates nothing.
     ///
     /// O(1).
     ///
@@ -279,15 +274,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.memory_usage(), 0);
     /// ```
     pub const fn new() -> Self {
-        #[allow(clippy::let_unit_value)]
-        let () = Self::PAGE_IS_POWER_OF_TWO;
-        SparseSet {
-            pages: Vec::new(),
-            entities: Vec::new(),
-            values: Vec::new(),
-            pending: 0,
-            first_tombstone: 0,
-        }
+        Self::new_paged()
     }
 
     /// An empty set with room for `capacity` values without reallocating the dense arrays
@@ -300,7 +287,57 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert!(s.capacity() >= 10);
     /// ```
     pub fn with_capacity(capacity: usize) -> Self {
-        let mut s = Self::new();
+        Self::with_capacity_paged(capacity)
+    }
+}
+
+impl<T, const PAGE: usize> SparseSet<T, PAGE> {
+    const PAGE_IS_POWER_OF_TWO: () = assert!(
+        PAGE.is_power_of_two(),
+        "SparseSet: PAGE must be a power of two"
+    );
+
+    /// An empty set with `PAGE` sparse slots per page; allocates nothing.
+    ///
+    /// [`new`](SparseSet::new) is this with the default page size; a const generic default
+    /// does not take part in type inference, so the default has its own constructors (as
+    /// `HashMap::new` does for its default hasher).
+    ///
+    /// O(1).
+    ///
+    /// ```
+    /// let s = dod::SparseSet::<u8, 64>::new_paged();
+    /// assert!(s.is_empty());
+    /// ```
+    ///
+    /// A page size that is not a power of two does not compile:
+    ///
+    /// ```compile_fail
+    /// let s = dod::SparseSet::<u8, 100>::new_paged();
+    /// ```
+    pub const fn new_paged() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::PAGE_IS_POWER_OF_TWO;
+        SparseSet {
+            pages: Vec::new(),
+            entities: Vec::new(),
+            values: Vec::new(),
+            pending: 0,
+            first_tombstone: 0,
+        }
+    }
+
+    /// An empty set with `PAGE` sparse slots per page and room for `capacity` values (see
+    /// [`with_capacity`](SparseSet::with_capacity)).
+    ///
+    /// O(1).
+    ///
+    /// ```
+    /// let s = dod::SparseSet::<u8, 1024>::with_capacity_paged(10);
+    /// assert!(s.capacity() >= 10);
+    /// ```
+    pub fn with_capacity_paged(capacity: usize) -> Self {
+        let mut s = Self::new_paged();
         s.entities.reserve_exact(capacity);
         s.values.reserve_exact(capacity);
         s
@@ -625,9 +662,10 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// O(number of pages).
     ///
     /// ```
-    /// let mut s: dod::SparseSet<u64, 256> = dod::SparseSet::with_capacity(1);
+    /// let mut s: dod::SparseSet<u64, 256> = dod::SparseSet::with_capacity_paged(1);
     /// s.insert(3u32, 0);
-    /// // one page table entry, one page of 256 slots, one entity and one value
+    /// s.shrink_to_fit();
+    /// // one page-table entry, one page of 256 slots, one entity and one value
     /// assert_eq!(s.memory_usage(), 8 + 256 * 8 + 4 + 8);
     /// ```
     pub fn memory_usage(&self) -> usize {
@@ -643,7 +681,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// O(number of pages).
     ///
     /// ```
-    /// let mut s: dod::SparseSet<(), 64> = dod::SparseSet::new();
+    /// let mut s: dod::SparseSet<(), 64> = dod::SparseSet::new_paged();
     /// s.insert(0u32, ());
     /// s.insert(63u32, ());
     /// s.insert(64u32, ());
@@ -657,7 +695,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 impl<T, const PAGE: usize> Default for SparseSet<T, PAGE> {
     /// An empty set.
     fn default() -> Self {
-        Self::new()
+        Self::new_paged()
     }
 }
 
@@ -749,7 +787,7 @@ impl<T, E: Entity, const PAGE: usize> FromIterator<(E, T)> for SparseSet<T, PAGE
     /// If an index is `u32::MAX`.
     #[track_caller]
     fn from_iter<I: IntoIterator<Item = (E, T)>>(iter: I) -> Self {
-        let mut s = Self::new();
+        let mut s = Self::new_paged();
         s.extend(iter);
         s
     }
@@ -818,7 +856,7 @@ mod tests {
 
     #[test]
     fn shrink_releases_empty_pages() {
-        let mut s: SparseSet<u8, 64> = SparseSet::new();
+        let mut s: SparseSet<u8, 64> = SparseSet::new_paged();
         for e in 0..640u32 {
             s.insert(e, 0);
         }

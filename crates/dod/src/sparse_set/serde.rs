@@ -34,7 +34,7 @@ impl<'de, T: Deserialize<'de>, const PAGE: usize> Deserialize<'de> for SparseSet
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut set = SparseSet::new();
+                let mut set = SparseSet::new_paged();
                 // Trust the length hint only so far: it comes from the input.
                 set.reserve(seq.size_hint().unwrap_or(0).min(4096));
                 while let Some((e, generation, v)) = seq.next_element::<(u32, u16, T)>()? {
