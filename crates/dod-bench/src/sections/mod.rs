@@ -2,6 +2,9 @@
 
 use crate::harness::{Config, Table};
 
+mod memory;
+mod sparse;
+
 /// A named part of the report.
 pub struct Section {
     /// The name given on the command line.
@@ -13,4 +16,16 @@ pub struct Section {
 }
 
 /// Every section, in report order.
-pub const SECTIONS: &[Section] = &[];
+pub const SECTIONS: &[Section] = &[
+    Section {
+        name: "sparse",
+        about:
+            "SparseSet: removal strategies x orders x sizes, add / iterate / get, page size, joins",
+        run: sparse::run,
+    },
+    Section {
+        name: "memory",
+        about: "SparseSet memory against the seed's formulas, Pool's layout, clustered ids",
+        run: memory::run,
+    },
+];

@@ -221,11 +221,23 @@ fn lookup_position<const PAGE: usize>(pages: &[Option<Page<PAGE>>], index: u32) 
 fn slot_mut_alloc<const PAGE: usize>(pages: &mut Vec<Option<Page<PAGE>>>, index: u32) -> &mut u64 {
     let i = index as usize;
     let (p, o) = (i / PAGE, i % PAGE);
+    if !matches!(pages.get(p), Some(Some(_))) {
+        alloc_page(pages, p);
+    }
+    match &mut pages[p] {
+        Some(page) => &mut page[o],
+        None => unreachable!("the page was just allocated"),
+    }
+}
+
+/// Allocates page `p`, growing the page table if needed (the first entity of a page).
+#[cold]
+#[inline(never)]
+fn alloc_page<const PAGE: usize>(pages: &mut Vec<Option<Page<PAGE>>>, p: usize) -> &mut Page<PAGE> {
     if p >= pages.len() {
         pages.resize_with(p + 1, || None);
     }
-    let page = pages[p].get_or_insert_with(new_page::<PAGE>);
-    &mut page[o]
+    pages[p].insert(new_page::<PAGE>())
 }
 
 /// A mutable slot if its page exists.
@@ -556,19 +568,22 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.insert(5u32, 'b'), Some('a'));
     /// assert_eq!(s[5u32], 'b');
     /// ```
+    #[inline]
     #[track_caller]
     pub fn insert<E: Entity>(&mut self, e: E, value: T) -> Option<T> {
+        let index = e.entity_index();
+        if index == TOMBSTONE {
+            reserved_index();
+        }
         let generation = e.entity_generation().map_or(0, NonZeroU16::get);
-        self.insert_raw(e.entity_index(), generation, value)
+        self.insert_raw(index, generation, value)
     }
 
-    /// `insert` with the generation given as a raw `u16` (0: none).
-    #[track_caller]
+    /// `insert` with the generation given as a raw `u16` (0: none); `index` is not
+    /// [`TOMBSTONE`].
+    #[inline]
     pub(crate) fn insert_raw(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
-        assert!(
-            index != TOMBSTONE,
-            "SparseSet::insert: entity index u32::MAX is reserved as the tombstone marker"
-        );
+        debug_assert_ne!(index, TOMBSTONE);
         if self.entities.len() >= u32::MAX as usize - 1 {
             // Only tombstones can make the dense arrays this long.
             self.compact();
@@ -748,6 +763,12 @@ impl<T, E: Entity, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
             None => missing(e),
         }
     }
+}
+
+#[cold]
+#[track_caller]
+fn reserved_index() -> ! {
+    panic!("SparseSet::insert: entity index u32::MAX is reserved as the tombstone marker")
 }
 
 #[cold]

@@ -1,0 +1,829 @@
+//! `sparse`: `SparseSet` against its peers. The seed's removal table (every removal strategy,
+//! three orders, three sizes), add / iterate / random get at 100 % and 10 % utilisation of the
+//! entity space, the page-size sweep behind `DEFAULT_PAGE_SIZE`, and joins.
+
+use crate::harness::{median, per_elem, progress, time, Config, Rng, Table};
+use dod::{Handle, SparseSet};
+use indexmap::IndexMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// The component: 8 bytes, like the seed's smallest row.
+type V = u64;
+
+/// A removal cell whose estimate passes this many seconds is projected, not run.
+const LIMIT_SECS: f64 = 10.0;
+
+/// Runs the section.
+pub fn run(cfg: &Config) -> Vec<Table> {
+    vec![removal(cfg), access(cfg), page_sizes(cfg), joins(cfg)]
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Order {
+    Reverse,
+    Linear,
+    Random,
+}
+
+impl Order {
+    const ALL: [Order; 3] = [Order::Reverse, Order::Linear, Order::Random];
+
+    fn name(self) -> &'static str {
+        match self {
+            Order::Reverse => "Reverse",
+            Order::Linear => "Linear",
+            Order::Random => "Random",
+        }
+    }
+
+    /// The entities `0..n` (inserted in ascending order) in this removal order.
+    fn sequence(self, n: usize, rng: &mut Rng) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..n as u32).collect();
+        match self {
+            Order::Reverse => v.reverse(),
+            Order::Linear => {}
+            Order::Random => rng.shuffle(&mut v),
+        }
+        v
+    }
+}
+
+fn dod_set(n: usize) -> SparseSet<V> {
+    let mut s = SparseSet::with_capacity(n);
+    for e in 0..n as u32 {
+        s.insert(e, V::from(e));
+    }
+    s
+}
+
+fn fx_map(n: usize) -> FxHashMap<u32, V> {
+    let mut m = FxHashMap::with_capacity_and_hasher(n, FxBuildHasher);
+    for e in 0..n as u32 {
+        m.insert(e, V::from(e));
+    }
+    m
+}
+
+fn index_map(n: usize) -> IndexMap<u32, V, FxBuildHasher> {
+    let mut m = IndexMap::with_capacity_and_hasher(n, FxBuildHasher);
+    for e in 0..n as u32 {
+        m.insert(e, V::from(e));
+    }
+    m
+}
+
+fn peer_set(n: usize) -> sparseset::SparseSet<V> {
+    let mut s = sparseset::SparseSet::with_capacity(n);
+    for e in 0..n {
+        s.insert(e, e as V);
+    }
+    s
+}
+
+/// One way of removing every entity, timed without its set-up.
+struct Remover {
+    name: &'static str,
+    /// O(n) per removal in the worst orders: cells may be projected.
+    quadratic: bool,
+    run: fn(usize, &[u32]) -> Duration,
+}
+
+const REMOVERS: &[Remover] = &[
+    Remover {
+        name: "SparseSet::swap_remove",
+        quadratic: false,
+        run: |n, seq| {
+            let mut s = dod_set(n);
+            time(|| {
+                for &e in seq {
+                    black_box(s.swap_remove(e));
+                }
+                s.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "SparseSet::shift_remove",
+        quadratic: true,
+        run: |n, seq| {
+            let mut s = dod_set(n);
+            time(|| {
+                for &e in seq {
+                    black_box(s.shift_remove(e));
+                }
+                s.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "SparseSet::defer_remove + compact",
+        quadratic: false,
+        run: |n, seq| {
+            let mut s = dod_set(n);
+            time(|| {
+                for &e in seq {
+                    black_box(s.defer_remove(e));
+                }
+                s.compact();
+                s.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "SparseSet::remove_many",
+        quadratic: false,
+        run: |n, seq| {
+            let mut s = dod_set(n);
+            time(|| s.remove_many(seq)).0
+        },
+    },
+    Remover {
+        name: "Vec<Option<T>> (holey linear)",
+        quadratic: false,
+        run: |n, seq| {
+            let mut v: Vec<Option<V>> = (0..n as V).map(Some).collect();
+            time(|| {
+                for &e in seq {
+                    black_box(v[e as usize].take());
+                }
+                v.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "FxHashMap::remove",
+        quadratic: false,
+        run: |n, seq| {
+            let mut m = fx_map(n);
+            time(|| {
+                for &e in seq {
+                    black_box(m.remove(&e));
+                }
+                m.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "IndexMap::swap_remove",
+        quadratic: false,
+        run: |n, seq| {
+            let mut m = index_map(n);
+            time(|| {
+                for &e in seq {
+                    black_box(m.swap_remove(&e));
+                }
+                m.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "IndexMap::shift_remove",
+        quadratic: true,
+        run: |n, seq| {
+            let mut m = index_map(n);
+            time(|| {
+                for &e in seq {
+                    black_box(m.shift_remove(&e));
+                }
+                m.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: "sparseset crate (swap remove)",
+        quadratic: false,
+        run: |n, seq| {
+            let mut s = peer_set(n);
+            time(|| {
+                for &e in seq {
+                    black_box(s.remove(e as usize));
+                }
+                s.len()
+            })
+            .0
+        },
+    },
+];
+
+/// The seed's removal table: µs to remove all N entities, per strategy and order.
+fn removal(cfg: &Config) -> Table {
+    let sizes: [usize; 3] = if cfg.quick {
+        [1_000, 10_000, 25_000]
+    } else {
+        [10_000, 100_000, 250_000]
+    };
+    let mut columns = Vec::new();
+    for &n in &sizes {
+        for o in Order::ALL {
+            columns.push(format!("{}k {}", n / 1000, o.name()));
+        }
+    }
+    let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new(
+        "sparse",
+        "SparseSet removal: remove all N entities (the seed's table)",
+        "µs to remove every entity",
+    )
+    .columns(&cols);
+    let mut rng = cfg.rng("sparse-removal");
+    let sequences: Vec<Vec<Vec<u32>>> = sizes
+        .iter()
+        .map(|&n| Order::ALL.iter().map(|o| o.sequence(n, &mut rng)).collect())
+        .collect();
+    let mut projections = Vec::new();
+    for r in REMOVERS {
+        progress(format!("removal: {}", r.name));
+        let mut cells = Vec::new();
+        let mut projected = Vec::new();
+        let mut any_projected = false;
+        for o in 0..Order::ALL.len() {
+            // (n, seconds) of the last measured size, for the projection.
+            let mut last: Option<(usize, f64)> = None;
+            for (si, &n) in sizes.iter().enumerate() {
+                let seq = &sequences[si][o];
+                let estimate = last.map(|(n0, s0)| s0 * (n as f64 / n0 as f64).powi(2));
+                let col = si * Order::ALL.len() + o;
+                if r.quadratic && estimate.is_some_and(|e| e > LIMIT_SECS) {
+                    let (n0, _) = last.unwrap_or((n, 0.0));
+                    let est = estimate.unwrap_or(0.0);
+                    projected.push((col, Some(est * 1e6)));
+                    projections.push(format!(
+                        "{} {}: projected {:.1} s from the run at {}k, scaled by (N / {}k)^2 \
+                         (each removal shifts O(N) entries).",
+                        r.name,
+                        cols[col],
+                        est,
+                        n0 / 1000,
+                        n0 / 1000
+                    ));
+                    any_projected = true;
+                    cells.push(None);
+                    continue;
+                }
+                // Cells that take long run once: the median of one.
+                let reps = if estimate.is_some_and(|e| e > 0.3) {
+                    1
+                } else {
+                    cfg.reps
+                };
+                let d = median(reps, || (r.run)(n, seq));
+                last = Some((n, d.as_secs_f64()));
+                cells.push(Some(d.as_secs_f64() * 1e6));
+            }
+        }
+        // `cells` was filled order-major; put it back size-major like the columns.
+        let mut row = vec![None; cols.len()];
+        let mut k = 0;
+        for o in 0..Order::ALL.len() {
+            for si in 0..sizes.len() {
+                row[si * Order::ALL.len() + o] = cells[k];
+                k += 1;
+            }
+        }
+        t.row(r.name, row);
+        if any_projected {
+            let mut prow = vec![None; cols.len()];
+            for (c, v) in projected {
+                prow[c] = v;
+            }
+            t.row(format!("{} (projected, not run)", r.name), prow);
+        }
+    }
+    for p in projections {
+        t.note(p);
+    }
+    // The targets.
+    let mut worst: Option<(f64, String)> = None;
+    for c in &cols {
+        if let Some(x) = t.ratio("SparseSet::swap_remove", "sparseset crate (swap remove)", c) {
+            if worst.as_ref().is_none_or(|(w, _)| x > *w) {
+                worst = Some((x, c.to_string()));
+            }
+        }
+    }
+    if let Some((w, c)) = worst {
+        t.note(format!(
+            "Target: swap_remove <= 1.0x the sparseset crate in every order: worst ratio {w:.2}x \
+             ({c}); {}.",
+            if w <= 1.0 { "met" } else { "not met" }
+        ));
+    }
+    let big = format!("{}k Linear", sizes[2] / 1000);
+    for keep in [
+        "SparseSet::defer_remove + compact",
+        "SparseSet::remove_many",
+    ] {
+        if let Some(x) = t.ratio(keep, "SparseSet::swap_remove", &big) {
+            t.note(format!(
+                "Target: removing all {} in Linear order while keeping order <= 5x swap_remove: \
+                 {keep} is {x:.2}x; {}.",
+                sizes[2],
+                if x <= 5.0 { "met" } else { "not met" }
+            ));
+        }
+    }
+    t.note(
+        "The seed (C#, its machine): RemoveAndSwapBack 42 / 295 / 692 µs and List 57 ms / 5.8 s \
+         / 37 s for 10k / 100k / 250k in Linear order. Entities are inserted in ascending order, \
+         so Linear removes the first dense entry each time.",
+    );
+    t
+}
+
+/// A contender of the access table: a map from entity to `V` behind one interface.
+trait Store {
+    /// An empty store for `n` entities among `space` ids (pre-sized where the type needs it).
+    fn new(space: usize, n: usize) -> Self;
+    fn insert(&mut self, e: u32, v: V);
+    /// Empties the store, keeping its memory.
+    fn clear(&mut self);
+    /// Sums the values in the store's own iteration order.
+    fn sum(&self) -> V;
+    fn get(&self, e: u32) -> V;
+}
+
+impl Store for SparseSet<V> {
+    fn new(_: usize, n: usize) -> Self {
+        SparseSet::with_capacity(n)
+    }
+    fn insert(&mut self, e: u32, v: V) {
+        SparseSet::insert(self, e, v);
+    }
+    fn clear(&mut self) {
+        SparseSet::clear(self);
+    }
+    fn sum(&self) -> V {
+        self.values().iter().fold(0, |a, &v| a.wrapping_add(v))
+    }
+    fn get(&self, e: u32) -> V {
+        SparseSet::get(self, e).copied().unwrap_or(0)
+    }
+}
+
+/// `SparseSet` used with generational keys: every lookup checks the generation.
+struct Keyed(SparseSet<V>);
+
+fn key(e: u32) -> Handle {
+    Handle::new(e, 1, 0).expect("an index below u32::MAX")
+}
+
+impl Store for Keyed {
+    fn new(_: usize, n: usize) -> Self {
+        Keyed(SparseSet::with_capacity(n))
+    }
+    fn insert(&mut self, e: u32, v: V) {
+        self.0.insert(key(e), v);
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn sum(&self) -> V {
+        self.0.iter().fold(0, |a, (e, &v)| a.wrapping_add(v ^ V::from(e)))
+    }
+    fn get(&self, e: u32) -> V {
+        self.0.get(key(e)).copied().unwrap_or(0)
+    }
+}
+
+impl Store for sparseset::SparseSet<V> {
+    fn new(space: usize, _: usize) -> Self {
+        sparseset::SparseSet::with_capacity(space)
+    }
+    fn insert(&mut self, e: u32, v: V) {
+        sparseset::SparseSet::insert(self, e as usize, v);
+    }
+    fn clear(&mut self) {
+        sparseset::SparseSet::clear(self);
+    }
+    fn sum(&self) -> V {
+        self.iter().fold(0, |a, en| a.wrapping_add(en.value))
+    }
+    fn get(&self, e: u32) -> V {
+        sparseset::SparseSet::get(self, e as usize).copied().unwrap_or(0)
+    }
+}
+
+/// The dense baseline: no lookup by entity.
+struct Dense(Vec<V>);
+
+impl Store for Dense {
+    fn new(_: usize, n: usize) -> Self {
+        Dense(Vec::with_capacity(n))
+    }
+    fn insert(&mut self, _: u32, v: V) {
+        self.0.push(v);
+    }
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+    fn sum(&self) -> V {
+        self.0.iter().fold(0, |a, &v| a.wrapping_add(v))
+    }
+    fn get(&self, _: u32) -> V {
+        unreachable!("not measured")
+    }
+}
+
+/// The seed's holey linear storage.
+struct Holey(Vec<Option<V>>);
+
+impl Store for Holey {
+    fn new(space: usize, _: usize) -> Self {
+        Holey(vec![None; space])
+    }
+    fn insert(&mut self, e: u32, v: V) {
+        self.0[e as usize] = Some(v);
+    }
+    fn clear(&mut self) {
+        self.0.fill(None);
+    }
+    fn sum(&self) -> V {
+        self.0.iter().flatten().fold(0, |a, &v| a.wrapping_add(v))
+    }
+    fn get(&self, e: u32) -> V {
+        self.0[e as usize].unwrap_or(0)
+    }
+}
+
+impl Store for FxHashMap<u32, V> {
+    fn new(_: usize, n: usize) -> Self {
+        FxHashMap::with_capacity_and_hasher(n, FxBuildHasher)
+    }
+    fn insert(&mut self, e: u32, v: V) {
+        std::collections::HashMap::insert(self, e, v);
+    }
+    fn clear(&mut self) {
+        std::collections::HashMap::clear(self);
+    }
+    fn sum(&self) -> V {
+        self.values().fold(0, |a, &v| a.wrapping_add(v))
+    }
+    fn get(&self, e: u32) -> V {
+        std::collections::HashMap::get(self, &e).copied().unwrap_or(0)
+    }
+}
+
+impl Store for IndexMap<u32, V, FxBuildHasher> {
+    fn new(_: usize, n: usize) -> Self {
+        IndexMap::with_capacity_and_hasher(n, FxBuildHasher)
+    }
+    fn insert(&mut self, e: u32, v: V) {
+        IndexMap::insert(self, e, v);
+    }
+    fn clear(&mut self) {
+        IndexMap::clear(self);
+    }
+    fn sum(&self) -> V {
+        self.values().fold(0, |a, &v| a.wrapping_add(v))
+    }
+    fn get(&self, e: u32) -> V {
+        IndexMap::get(self, &e).copied().unwrap_or(0)
+    }
+}
+
+/// One utilisation of the access table: the entities (ascending, as an allocator hands them
+/// out), the lookup order (shuffled) and the size of the id space.
+struct Case {
+    space: usize,
+    ents: Vec<u32>,
+    gets: Vec<u32>,
+}
+
+/// Lookups and iteration are repeated inside one timing, so that each lasts a while.
+const PASSES: usize = 5;
+
+/// Four cells per case: add (new store), add (emptied store), iterate, get.
+fn measure<S: Store>(cfg: &Config, cases: &[Case], lookups: bool) -> Vec<Option<f64>> {
+    let mut cells = Vec::new();
+    for c in cases {
+        let m = c.ents.len();
+        let add_new = median(cfg.reps, || {
+            time(|| {
+                let mut s = S::new(c.space, m);
+                for &e in &c.ents {
+                    s.insert(e, V::from(e));
+                }
+                s
+            })
+            .0
+        });
+        let mut s = S::new(c.space, m);
+        for &e in &c.ents {
+            s.insert(e, V::from(e));
+        }
+        let add_warm = median(cfg.reps, || {
+            s.clear();
+            time(|| {
+                for &e in &c.ents {
+                    s.insert(e, V::from(e));
+                }
+            })
+            .0
+        });
+        let iter = median(cfg.reps, || {
+            time(|| (0..PASSES).fold(0, |a: V, _| a.wrapping_add(s.sum()))).0
+        });
+        let get = lookups.then(|| {
+            median(cfg.reps, || {
+                time(|| {
+                    let mut sum: V = 0;
+                    for _ in 0..PASSES {
+                        for &e in &c.gets {
+                            sum = sum.wrapping_add(s.get(e));
+                        }
+                    }
+                    sum
+                })
+                .0
+            })
+        });
+        cells.extend([
+            Some(per_elem(add_new, m)),
+            Some(per_elem(add_warm, m)),
+            Some(per_elem(iter, m * PASSES)),
+            get.map(|g| per_elem(g, m * PASSES)),
+        ]);
+    }
+    cells
+}
+
+/// Add, iterate and random get at 100 % and 10 % utilisation of the entity space.
+fn access(cfg: &Config) -> Table {
+    let n = cfg.n_or(100_000, 10_000);
+    let cols = [
+        "add 100% (new)",
+        "add 100% (emptied)",
+        "iterate 100%",
+        "get 100%",
+        "add 10% (new)",
+        "add 10% (emptied)",
+        "iterate 10%",
+        "get 10%",
+    ];
+    let mut t = Table::new(
+        "sparse",
+        format!("SparseSet add / iterate / random get, {n} entities"),
+        "ns per element",
+    )
+    .columns(&cols);
+    let mut rng = cfg.rng("sparse-access");
+    let mut cases = Vec::new();
+    for util in [1usize, 10] {
+        let space = n * util;
+        let mut ents: Vec<u32> = if util == 1 {
+            (0..n as u32).collect()
+        } else {
+            let p = rng.permutation(space);
+            p[..n].iter().map(|&e| e as u32).collect()
+        };
+        ents.sort_unstable();
+        let mut gets = ents.clone();
+        rng.shuffle(&mut gets);
+        cases.push(Case { space, ents, gets });
+    }
+    const OURS: &str = "SparseSet (u32 entities; iterate: values())";
+    const PEER: &str = "sparseset crate";
+    const DENSE: &str = "Vec<T> (dense, no lookup by entity)";
+    const HOLEY: &str = "Vec<Option<T>> (holey linear)";
+    let contenders: [(&str, fn(&Config, &[Case]) -> Vec<Option<f64>>); 7] = [
+        (OURS, |c, k| measure::<SparseSet<V>>(c, k, true)),
+        ("SparseSet (Handle keys, generation checked; iterate: iter() pairs)", |c, k| {
+            measure::<Keyed>(c, k, true)
+        }),
+        (PEER, |c, k| measure::<sparseset::SparseSet<V>>(c, k, true)),
+        (DENSE, |c, k| measure::<Dense>(c, k, false)),
+        (HOLEY, |c, k| measure::<Holey>(c, k, true)),
+        ("FxHashMap<u32, T>", |c, k| measure::<FxHashMap<u32, V>>(c, k, true)),
+        ("IndexMap<u32, T> (Fx hasher)", |c, k| {
+            measure::<IndexMap<u32, V, FxBuildHasher>>(c, k, true)
+        }),
+    ];
+    for (name, run) in contenders {
+        progress(format!("access: {name}"));
+        t.row(name, run(cfg, &cases));
+    }
+    let targets = [
+        ("add 100% (new)", PEER, 1.0, "add into a new set"),
+        ("add 100% (emptied)", PEER, 1.0, "add into an emptied set"),
+        ("iterate 100%", DENSE, 1.1, "iterate"),
+        ("get 100%", HOLEY, 1.2, "random get"),
+    ];
+    for (col, peer, limit, what) in targets {
+        if let Some(x) = t.ratio(OURS, peer, col) {
+            t.note(format!(
+                "Target: {what} <= {limit:.1}x {peer} at 100 %: {x:.2}x; {}.",
+                if x <= limit { "met" } else { "not met" }
+            ));
+        }
+    }
+    t.note(format!(
+        "Entities are inserted in ascending order; at 10 % they are {n} random ids of {}; \
+         lookups go in random order. \"new\": the store is created inside the timing (the \
+         sparseset crate and Vec<Option<T>> allocate the whole id space up front; SparseSet \
+         allocates pages as ids arrive, so this column also measures the allocator); \
+         \"emptied\": the same store, cleared outside the timing, filled again.",
+        n * 10
+    ));
+    t
+}
+
+/// `n` ids out of `space`, in runs of 64 consecutive ids that start anywhere (not aligned to
+/// pages), none overlapping: the clustered layout of the `memory` section.
+pub(crate) fn clustered(space: usize, n: usize, rng: &mut Rng) -> Vec<u32> {
+    const RUN: usize = 64;
+    let slots = space / (2 * RUN);
+    let runs = n.div_ceil(RUN);
+    let mut starts = rng.permutation(slots);
+    starts.truncate(runs.min(slots));
+    let mut out = Vec::with_capacity(n);
+    for s in starts {
+        let base = s * 2 * RUN + (rng.unit() * RUN as f64) as usize;
+        out.extend((base..base + RUN).map(|e| e as u32));
+    }
+    out.truncate(n);
+    out.sort_unstable();
+    out
+}
+
+fn page_row<const P: usize>(
+    cfg: &Config,
+    ents: &[u32],
+    gets: &[u32],
+    cluster: &[u32],
+) -> Vec<Option<f64>> {
+    let add = median(cfg.reps, || {
+        time(|| {
+            let mut s = SparseSet::<V, P>::with_capacity_paged(ents.len());
+            for &e in ents {
+                s.insert(e, V::from(e));
+            }
+            s
+        })
+        .0
+    });
+    let s: SparseSet<V, P> = ents.iter().map(|&e| (e, V::from(e))).collect();
+    let passes = 5;
+    let get = median(cfg.reps, || {
+        time(|| {
+            let mut sum = 0u64;
+            for _ in 0..passes {
+                for &e in gets {
+                    sum = sum.wrapping_add(s.get(e).copied().unwrap_or(0));
+                }
+            }
+            sum
+        })
+        .0
+    });
+    let mut c = SparseSet::<V, P>::with_capacity_paged(cluster.len());
+    for &e in cluster {
+        c.insert(e, V::from(e));
+    }
+    c.shrink_to_fit();
+    vec![
+        Some(per_elem(add, ents.len())),
+        Some(per_elem(get, gets.len() * passes)),
+        Some(c.memory_usage() as f64 / 1024.0),
+    ]
+}
+
+/// The page-size sweep behind `DEFAULT_PAGE_SIZE`.
+fn page_sizes(cfg: &Config) -> Table {
+    let n = cfg.n_or(100_000, 10_000);
+    let space = 10 * n;
+    let mut rng = cfg.rng("sparse-pages");
+    let p = rng.permutation(space);
+    let mut ents: Vec<u32> = p[..n].iter().map(|&e| e as u32).collect();
+    ents.sort_unstable();
+    let mut gets = ents.clone();
+    rng.shuffle(&mut gets);
+    let ids = if cfg.quick { 100_000 } else { 1_000_000 };
+    let cluster = clustered(ids, ids / 10, &mut rng);
+    let cols = [
+        "add, 10% of ids",
+        "random get, 10% of ids",
+        "clustered 10%: KiB",
+    ];
+    let mut t = Table::new(
+        "sparse",
+        format!("SparseSet page size: {n} entities among {space} ids; clustered: {} of {ids} ids in runs of 64", ids / 10),
+        "ns per element (add, get); KiB held (clustered)",
+    )
+    .columns(&cols);
+    progress("page sizes");
+    t.row("PAGE = 64", page_row::<64>(cfg, &ents, &gets, &cluster));
+    t.row("PAGE = 128", page_row::<128>(cfg, &ents, &gets, &cluster));
+    t.row(
+        "PAGE = 256 (default)",
+        page_row::<256>(cfg, &ents, &gets, &cluster),
+    );
+    t.row("PAGE = 1024", page_row::<1024>(cfg, &ents, &gets, &cluster));
+    t.row("PAGE = 4096", page_row::<4096>(cfg, &ents, &gets, &cluster));
+    t.note(
+        "Smaller pages hold less memory for clustered ids but need a longer page table; the \
+         lookup cost is one page-table load either way.",
+    );
+    t
+}
+
+/// Joins: driving from the smaller set against walking the mutable side.
+fn joins(cfg: &Config) -> Table {
+    let big = cfg.n_or(100_000, 10_000);
+    let small = big / 100;
+    let mut rng = cfg.rng("sparse-joins");
+    let mut ids = rng.permutation(big);
+    ids.truncate(small);
+    let a_big: SparseSet<V> = (0..big as u32).map(|e| (e, V::from(e))).collect();
+    let b_small: SparseSet<V> = ids.iter().map(|&e| (e as u32, 1)).collect();
+    let cols = ["mutable side large", "mutable side small"];
+    let mut t = Table::new(
+        "sparse",
+        format!("SparseSet joins: {big} and {small} entities, {small} shared"),
+        "µs per pass",
+    )
+    .columns(&cols);
+    progress("joins");
+    let passes = 10;
+    let run = |f: &mut dyn FnMut() -> u64| {
+        median(cfg.reps, || {
+            time(|| (0..passes).map(|_| f()).fold(0, u64::wrapping_add)).0
+        })
+        .as_secs_f64()
+            * 1e6
+            / passes as f64
+    };
+    // Large mutable side: `a_big` written, `b_small` read.
+    let (mut a1, mut a2, mut a3) = (a_big.clone(), a_big.clone(), a_big.clone());
+    let j_big = run(&mut || {
+        let mut n = 0;
+        for (_, a, b) in a1.join_mut(&b_small) {
+            *a = a.wrapping_add(*b);
+            n += 1;
+        }
+        n
+    });
+    let walk_big = run(&mut || {
+        let mut n = 0;
+        for (e, a) in a2.iter_mut() {
+            if let Some(b) = b_small.get(e) {
+                *a = a.wrapping_add(*b);
+                n += 1;
+            }
+        }
+        n
+    });
+    let shared_big = run(&mut || {
+        let mut n = 0u64;
+        for (_, a, b) in a3.join(&b_small) {
+            n = n.wrapping_add(a ^ b);
+        }
+        n
+    });
+    // Small mutable side: `b_small` written, `a_big` read.
+    let (mut b1, mut b2) = (b_small.clone(), b_small.clone());
+    let j_small = run(&mut || {
+        let mut n = 0;
+        for (_, b, a) in b1.join_mut(&a_big) {
+            *b = b.wrapping_add(*a);
+            n += 1;
+        }
+        n
+    });
+    let walk_small = run(&mut || {
+        let mut n = 0;
+        for (e, b) in b2.iter_mut() {
+            if let Some(a) = a_big.get(e) {
+                *b = b.wrapping_add(*a);
+                n += 1;
+            }
+        }
+        n
+    });
+    black_box((&mut a3, &mut b2));
+    t.row(
+        "join_mut (drives from the smaller set)",
+        vec![Some(j_big), Some(j_small)],
+    );
+    t.row(
+        "iter_mut + get (drives from the mutable side)",
+        vec![Some(walk_big), Some(walk_small)],
+    );
+    t.row(
+        "join (shared, drives from the smaller set)",
+        vec![Some(shared_big), None],
+    );
+    t.note(
+        "join_mut hands out &mut values by position when the other set drives: that is the one \
+         unsafe block of SparseSet, and this table is what it buys.",
+    );
+    t
+}
