@@ -93,7 +93,8 @@ fn small_table<const W: usize>(rng: &mut Rng) -> Table {
     t
 }
 
-const UNPAGED: &str = "unpaged sparse set (SparseSet's layout, one flat array: 8 B per id + (4 + C) per entity)";
+const UNPAGED: &str =
+    "unpaged sparse set (SparseSet's layout, one flat array: 8 B per id + (4 + C) per entity)";
 
 /// A million ids, 10 % used in runs of 64: paged against unpaged.
 fn clustered_table(cfg: &Config, rng: &mut Rng) -> Table {

@@ -387,7 +387,9 @@ impl Store for Keyed {
         self.0.clear();
     }
     fn sum(&self) -> V {
-        self.0.iter().fold(0, |a, (e, &v)| a.wrapping_add(v ^ V::from(e)))
+        self.0
+            .iter()
+            .fold(0, |a, (e, &v)| a.wrapping_add(v ^ V::from(e)))
     }
     fn get(&self, e: u32) -> V {
         self.0.get(key(e)).copied().unwrap_or(0)
@@ -408,7 +410,9 @@ impl Store for sparseset::SparseSet<V> {
         self.iter().fold(0, |a, en| a.wrapping_add(en.value))
     }
     fn get(&self, e: u32) -> V {
-        sparseset::SparseSet::get(self, e as usize).copied().unwrap_or(0)
+        sparseset::SparseSet::get(self, e as usize)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
@@ -468,7 +472,9 @@ impl Store for FxHashMap<u32, V> {
         self.values().fold(0, |a, &v| a.wrapping_add(v))
     }
     fn get(&self, e: u32) -> V {
-        std::collections::HashMap::get(self, &e).copied().unwrap_or(0)
+        std::collections::HashMap::get(self, &e)
+            .copied()
+            .unwrap_or(0)
     }
 }
 
@@ -596,13 +602,16 @@ fn access(cfg: &Config) -> Table {
     const HOLEY: &str = "Vec<Option<T>> (holey linear)";
     let contenders: [(&str, fn(&Config, &[Case]) -> Vec<Option<f64>>); 7] = [
         (OURS, |c, k| measure::<SparseSet<V>>(c, k, true)),
-        ("SparseSet (Handle keys, generation checked; iterate: iter() pairs)", |c, k| {
-            measure::<Keyed>(c, k, true)
-        }),
+        (
+            "SparseSet (Handle keys, generation checked; iterate: iter() pairs)",
+            |c, k| measure::<Keyed>(c, k, true),
+        ),
         (PEER, |c, k| measure::<sparseset::SparseSet<V>>(c, k, true)),
         (DENSE, |c, k| measure::<Dense>(c, k, false)),
         (HOLEY, |c, k| measure::<Holey>(c, k, true)),
-        ("FxHashMap<u32, T>", |c, k| measure::<FxHashMap<u32, V>>(c, k, true)),
+        ("FxHashMap<u32, T>", |c, k| {
+            measure::<FxHashMap<u32, V>>(c, k, true)
+        }),
         ("IndexMap<u32, T> (Fx hasher)", |c, k| {
             measure::<IndexMap<u32, V, FxBuildHasher>>(c, k, true)
         }),

@@ -2,7 +2,7 @@
 //! others, so the cost is that of the smallest set.
 #![allow(unsafe_code)]
 
-use super::{lookup_position, Page, SparseSet, TOMBSTONE};
+use super::{decode, Pages, SparseSet, TOMBSTONE};
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -139,7 +139,7 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for Join<'a, A, B, PA,
                 if e == TOMBSTONE {
                     continue;
                 }
-                if let Some(pb) = lookup_position(&b.pages, e) {
+                if let Some(pb) = decode(b.pages.get(e)) {
                     return Some((e, &a.values[pa], &b.values[pb]));
                 }
             }
@@ -150,7 +150,7 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for Join<'a, A, B, PA,
                 if e == TOMBSTONE {
                     continue;
                 }
-                if let Some(pa) = lookup_position(&a.pages, e) {
+                if let Some(pa) = decode(a.pages.get(e)) {
                     return Some((e, &a.values[pa], &b.values[pb]));
                 }
             }
@@ -209,17 +209,17 @@ impl<'a, A, B, C, const PA: usize, const PB: usize, const PC: usize> Iterator
             let pa = if self.driver == 0 {
                 Some(i)
             } else {
-                lookup_position(&a.pages, e)
+                decode(a.pages.get(e))
             };
             let pb = if self.driver == 1 {
                 Some(i)
             } else {
-                lookup_position(&b.pages, e)
+                decode(b.pages.get(e))
             };
             let pc = if self.driver == 2 {
                 Some(i)
             } else {
-                lookup_position(&c.pages, e)
+                decode(c.pages.get(e))
             };
             if let (Some(pa), Some(pb), Some(pc)) = (pa, pb, pc) {
                 return Some((e, &a.values[pa], &b.values[pb], &c.values[pc]));
@@ -252,7 +252,7 @@ enum JoinMutInner<'a, A, B, const PA: usize, const PB: usize> {
     DriveB {
         entities: slice::Iter<'a, u32>,
         b_values: slice::Iter<'a, B>,
-        a_pages: &'a [Option<Page<PA>>],
+        a_pages: &'a Pages<PA>,
         /// `a`'s values, borrowed mutably for `'a` (held as a pointer so that items of
         /// different positions can be handed out while the iterator lives).
         a_values: NonNull<A>,
@@ -282,7 +282,7 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for JoinMut<'a, A, B, 
                 if e == TOMBSTONE {
                     continue;
                 }
-                if let Some(pb) = lookup_position(&b.pages, e) {
+                if let Some(pb) = decode(b.pages.get(e)) {
                     return Some((e, va, &b.values[pb]));
                 }
             },
@@ -299,7 +299,7 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for JoinMut<'a, A, B, 
                 if e == TOMBSTONE {
                     continue;
                 }
-                let Some(pa) = lookup_position(a_pages, e) else {
+                let Some(pa) = decode(a_pages.get(e)) else {
                     continue;
                 };
                 assert!(pa < *a_len, "SparseSet invariant: position in bounds");

@@ -68,11 +68,12 @@
 //! # Memory
 //!
 //! [`memory_usage`](SparseSet::memory_usage) reports the bytes held: 8 bytes per sparse slot of
-//! every allocated page, 8 bytes per page-table entry, and `4 + size_of::<T>()` per dense entry
-//! of capacity.
+//! every allocated page (all pages live in one arena, so allocating a page is not an allocation),
+//! 4 bytes per page-table entry, and `4 + size_of::<T>()` per dense entry of capacity.
 
 mod iter;
 mod join;
+mod pages;
 #[cfg(feature = "rayon")]
 mod rayon;
 mod remove;
@@ -84,12 +85,11 @@ pub use iter::{IntoIter, Iter, IterMut};
 pub use join::{Join, Join3, JoinMut};
 
 use crate::key::Key;
-use alloc::boxed::Box;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 use core::num::NonZeroU16;
 use core::ops::{Index, IndexMut};
+use pages::{decode, encode, slot_generation, Pages};
 
 /// The default number of sparse slots per page: chosen with `dod-bench sparse`'s page-size
 /// table (random lookups cost the same from 64 to 4096 slots per page, and 256 keeps a set
@@ -143,30 +143,6 @@ impl<K: Key> Entity for K {
     }
 }
 
-/// A page of sparse slots.
-type Page<const PAGE: usize> = Box<[u64; PAGE]>;
-
-/// Encodes a live slot: position + 1 in the low half (0 means vacant), generation above.
-#[inline]
-fn encode(pos: usize, generation: u16) -> u64 {
-    (pos as u64 + 1) | (u64::from(generation) << 32)
-}
-
-/// The position a slot points at, if it is occupied.
-#[inline]
-fn decode(slot: u64) -> Option<usize> {
-    match slot as u32 {
-        0 => None,
-        p => Some(p as usize - 1),
-    }
-}
-
-/// The generation a slot holds (0: inserted by a plain index).
-#[inline]
-fn slot_generation(slot: u64) -> u16 {
-    (slot >> 32) as u16
-}
-
 /// Component storage keyed by entity index: a paged sparse array of positions and generations
 /// in front of dense arrays of entities and values.
 ///
@@ -193,86 +169,11 @@ fn slot_generation(slot: u64) -> u16 {
 /// assert_eq!(hp.len(), 1);
 /// ```
 pub struct SparseSet<T, const PAGE: usize = DEFAULT_PAGE_SIZE> {
-    pages: Vec<Option<Page<PAGE>>>,
+    pages: Pages<PAGE>,
     entities: Vec<u32>,
     values: Vec<T>,
     pending: usize,
     first_tombstone: usize,
-}
-
-/// The raw slot of `index` (0 when vacant or when its page does not exist).
-#[inline]
-fn lookup<const PAGE: usize>(pages: &[Option<Page<PAGE>>], index: u32) -> u64 {
-    let i = index as usize;
-    match pages.get(i / PAGE) {
-        Some(Some(page)) => page[i % PAGE],
-        _ => 0,
-    }
-}
-
-/// The position of `index` by the raw slot, ignoring generations.
-#[inline]
-fn lookup_position<const PAGE: usize>(pages: &[Option<Page<PAGE>>], index: u32) -> Option<usize> {
-    decode(lookup(pages, index))
-}
-
-/// A mutable slot in the page table, allocating its page if needed.
-#[inline]
-fn slot_mut_alloc<const PAGE: usize>(pages: &mut Vec<Option<Page<PAGE>>>, index: u32) -> &mut u64 {
-    let i = index as usize;
-    let (p, o) = (i / PAGE, i % PAGE);
-    if !matches!(pages.get(p), Some(Some(_))) {
-        alloc_page(pages, p);
-    }
-    match &mut pages[p] {
-        Some(page) => &mut page[o],
-        None => unreachable!("the page was just allocated"),
-    }
-}
-
-/// Allocates page `p`, growing the page table if needed (the first entity of a page).
-#[cold]
-#[inline(never)]
-fn alloc_page<const PAGE: usize>(pages: &mut Vec<Option<Page<PAGE>>>, p: usize) -> &mut Page<PAGE> {
-    if p >= pages.len() {
-        pages.resize_with(p + 1, || None);
-    }
-    pages[p].insert(new_page::<PAGE>())
-}
-
-/// A mutable slot if its page exists.
-#[inline]
-fn slot_mut<const PAGE: usize>(pages: &mut [Option<Page<PAGE>>], index: u32) -> Option<&mut u64> {
-    let i = index as usize;
-    match pages.get_mut(i / PAGE) {
-        Some(Some(page)) => Some(&mut page[i % PAGE]),
-        _ => None,
-    }
-}
-
-/// Points the slot of live entity `e` at `pos`, keeping its generation.
-#[inline]
-fn relink<const PAGE: usize>(pages: &mut [Option<Page<PAGE>>], e: u32, pos: usize) {
-    if let Some(s) = slot_mut(pages, e) {
-        *s = encode(pos, slot_generation(*s));
-    }
-}
-
-/// Empties the slot of entity `e`.
-#[inline]
-fn unlink<const PAGE: usize>(pages: &mut [Option<Page<PAGE>>], e: u32) {
-    if let Some(s) = slot_mut(pages, e) {
-        *s = 0;
-    }
-}
-
-fn new_page<const PAGE: usize>() -> Page<PAGE> {
-    // Built on the heap (a page may be larger than a stack frame), zeroed by the allocator.
-    let slice = vec![0u64; PAGE].into_boxed_slice();
-    match slice.try_into() {
-        Ok(page) => page,
-        Err(_) => unreachable!("a vector of PAGE slots has PAGE slots"),
-    }
 }
 
 impl<T> SparseSet<T> {
@@ -331,7 +232,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         #[allow(clippy::let_unit_value)]
         let () = Self::PAGE_IS_POWER_OF_TWO;
         SparseSet {
-            pages: Vec::new(),
+            pages: Pages::new(),
             entities: Vec::new(),
             values: Vec::new(),
             pending: 0,
@@ -449,7 +350,21 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// The raw sparse slot of an entity index (0 when vacant).
     #[inline]
     fn slot(&self, index: u32) -> u64 {
-        lookup(&self.pages, index)
+        self.pages.get(index)
+    }
+
+    /// The arena address of `e`'s slot and its dense position, checking its generation if it
+    /// has one.
+    #[inline]
+    fn locate<E: Entity>(&self, e: E) -> Option<(usize, usize)> {
+        let a = self.pages.at(e.entity_index())?;
+        let slot = self.pages.slot_at(a);
+        if let Some(g) = e.entity_generation() {
+            if slot_generation(slot) != g.get() {
+                return None;
+            }
+        }
+        Some((a, decode(slot)?))
     }
 
     /// The dense position of `e`, checking its generation if it has one.
@@ -588,7 +503,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             // Only tombstones can make the dense arrays this long.
             self.compact();
         }
-        let slot = slot_mut_alloc(&mut self.pages, index);
+        let slot = self.pages.get_mut_alloc(index);
         if let Some(pos) = decode(*slot) {
             if generation != 0 {
                 *slot = encode(pos, generation);
@@ -615,7 +530,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     pub fn clear(&mut self) {
         for &e in &self.entities {
             if e != TOMBSTONE {
-                unlink(&mut self.pages, e);
+                self.pages.unlink(e);
             }
         }
         self.entities.clear();
@@ -658,42 +573,33 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.memory_usage(), 0);
     /// ```
     pub fn shrink_to_fit(&mut self) {
-        for page in &mut self.pages {
-            if page.as_ref().is_some_and(|p| p.iter().all(|&s| s == 0)) {
-                *page = None;
-            }
-        }
-        while matches!(self.pages.last(), Some(None)) {
-            self.pages.pop();
-        }
         self.pages.shrink_to_fit();
         self.entities.shrink_to_fit();
         self.values.shrink_to_fit();
     }
 
-    /// Bytes held on the heap by the set: the page table, every allocated page and the
-    /// capacity of the dense arrays.
+    /// Bytes held on the heap by the set: the page table (4 bytes per page number up to the
+    /// highest page in use), the arena of allocated pages and the capacity of the dense
+    /// arrays.
     ///
-    /// O(number of pages).
+    /// O(1).
     ///
     /// ```
     /// let mut s: dod::SparseSet<u64, 256> = dod::SparseSet::with_capacity_paged(1);
     /// s.insert(3u32, 0);
     /// s.shrink_to_fit();
     /// // one page-table entry, one page of 256 slots, one entity and one value
-    /// assert_eq!(s.memory_usage(), 8 + 256 * 8 + 4 + 8);
+    /// assert_eq!(s.memory_usage(), 4 + 256 * 8 + 4 + 8);
     /// ```
     pub fn memory_usage(&self) -> usize {
-        let pages = self.pages.iter().filter(|p| p.is_some()).count();
-        self.pages.capacity() * core::mem::size_of::<Option<Page<PAGE>>>()
-            + pages * PAGE * core::mem::size_of::<u64>()
+        self.pages.memory_usage()
             + self.entities.capacity() * core::mem::size_of::<u32>()
             + self.values.capacity() * core::mem::size_of::<T>()
     }
 
     /// The number of sparse pages allocated.
     ///
-    /// O(number of pages).
+    /// O(1).
     ///
     /// ```
     /// let mut s: dod::SparseSet<(), 64> = dod::SparseSet::new_paged();
@@ -703,7 +609,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.allocated_pages(), 2);
     /// ```
     pub fn allocated_pages(&self) -> usize {
-        self.pages.iter().filter(|p| p.is_some()).count()
+        self.pages.allocated()
     }
 }
 

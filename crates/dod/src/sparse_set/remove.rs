@@ -2,7 +2,7 @@
 
 #[cfg(test)]
 use super::decode;
-use super::{relink, unlink, Entity, Page, SparseSet, TOMBSTONE};
+use super::{Entity, Pages, SparseSet, TOMBSTONE};
 use alloc::vec::Vec;
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
@@ -17,16 +17,17 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.entities(), &[3, 2]);
     /// assert_eq!(s.swap_remove(1u32), None);
     /// ```
+    #[inline]
     pub fn swap_remove<E: Entity>(&mut self, e: E) -> Option<T> {
-        let pos = self.position(e)?;
-        unlink(&mut self.pages, e.entity_index());
+        let (a, pos) = self.locate(e)?;
+        self.pages.set_at(a, 0);
         self.entities.swap_remove(pos);
         let value = self.values.swap_remove(pos);
         if let Some(&moved) = self.entities.get(pos) {
             if moved == TOMBSTONE {
                 self.first_tombstone = self.first_tombstone.min(pos);
             } else {
-                relink(&mut self.pages, moved, pos);
+                self.pages.relink(moved, pos);
             }
         }
         Some(value)
@@ -46,13 +47,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.entities(), &[2, 3]);
     /// ```
     pub fn shift_remove<E: Entity>(&mut self, e: E) -> Option<T> {
-        let pos = self.position(e)?;
-        unlink(&mut self.pages, e.entity_index());
+        let (a, pos) = self.locate(e)?;
+        self.pages.set_at(a, 0);
         self.entities.remove(pos);
         let value = self.values.remove(pos);
         for (i, &moved) in self.entities.iter().enumerate().skip(pos) {
             if moved != TOMBSTONE {
-                relink(&mut self.pages, moved, i);
+                self.pages.relink(moved, i);
             }
         }
         if self.pending > 0 {
@@ -82,11 +83,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// s.compact();
     /// assert_eq!(s.entities(), &[2, 3]);
     /// ```
+    #[inline]
     pub fn defer_remove<E: Entity>(&mut self, e: E) -> bool {
-        let Some(pos) = self.position(e) else {
+        let Some((a, pos)) = self.locate(e) else {
             return false;
         };
-        unlink(&mut self.pages, e.entity_index());
+        self.pages.set_at(a, 0);
         self.entities[pos] = TOMBSTONE;
         self.first_tombstone = if self.pending == 0 {
             pos
@@ -144,7 +146,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             let e = self.entities[r];
             if e != TOMBSTONE {
                 self.entities[w] = e;
-                relink(&mut self.pages, e, w);
+                self.pages.relink(e, w);
                 w += 1;
             }
         }
@@ -188,11 +190,11 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             if kept {
                 if g.w != g.r {
                     g.entities[g.w] = e;
-                    relink(g.pages, e, g.w);
+                    g.pages.relink(e, g.w);
                 }
                 g.w += 1;
             } else if e != TOMBSTONE {
-                unlink(g.pages, e);
+                g.pages.unlink(e);
             }
             g.r += 1;
             kept
@@ -229,7 +231,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     pub fn drain(&mut self) -> Vec<(u32, T)> {
         for &e in &self.entities {
             if e != TOMBSTONE {
-                unlink(&mut self.pages, e);
+                self.pages.unlink(e);
             }
         }
         self.pending = 0;
@@ -260,20 +262,14 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             }
         }
         assert_eq!(tombstones, self.pending);
-        let live = self
-            .pages
-            .iter()
-            .flatten()
-            .flat_map(|p| p.iter())
-            .filter(|&&s| s != 0)
-            .count();
+        let live = self.pages.all_slots().iter().filter(|&&s| s != 0).count();
         assert_eq!(live, self.len());
     }
 }
 
 /// Finishes a `retain` that `keep` interrupted by a panic, or truncates after a normal one.
 struct RetainGuard<'a, const PAGE: usize> {
-    pages: &'a mut Vec<Option<Page<PAGE>>>,
+    pages: &'a mut Pages<PAGE>,
     entities: &'a mut Vec<u32>,
     pending: &'a mut usize,
     first_tombstone: &'a mut usize,
@@ -294,7 +290,7 @@ impl<const PAGE: usize> Drop for RetainGuard<'_, PAGE> {
                 }
                 pending += 1;
             } else {
-                relink(self.pages, e, self.w);
+                self.pages.relink(e, self.w);
             }
             self.entities[self.w] = e;
             self.w += 1;

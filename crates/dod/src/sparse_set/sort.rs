@@ -1,6 +1,6 @@
 //! Reordering the dense arrays: sorts, and `sort_as` to walk two sets in lockstep.
 
-use super::{relink, SparseSet, TOMBSTONE};
+use super::{SparseSet, TOMBSTONE};
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
@@ -87,7 +87,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             }
         }
         for (i, &e) in self.entities.iter().enumerate() {
-            relink(&mut self.pages, e, i);
+            self.pages.relink(e, i);
         }
     }
 
@@ -121,8 +121,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
                 let displaced = self.entities[w];
                 self.entities.swap(pos, w);
                 self.values.swap(pos, w);
-                relink(&mut self.pages, e, w);
-                relink(&mut self.pages, displaced, pos);
+                self.pages.relink(e, w);
+                self.pages.relink(displaced, pos);
             }
             w += 1;
         }
