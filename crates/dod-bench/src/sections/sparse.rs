@@ -242,10 +242,10 @@ fn removal(cfg: &Config) -> Table {
     let mut projections = Vec::new();
     for r in REMOVERS {
         progress(format!("removal: {}", r.name));
-        let mut cells = Vec::new();
-        let mut projected = Vec::new();
+        let mut row = vec![None; cols.len()];
+        let mut projected = vec![None; cols.len()];
         let mut any_projected = false;
-        for o in 0..Order::ALL.len() {
+        for (o, _) in Order::ALL.iter().enumerate() {
             // (n, seconds) of the last measured size, for the projection.
             let mut last: Option<(usize, f64)> = None;
             for (si, &n) in sizes.iter().enumerate() {
@@ -255,7 +255,7 @@ fn removal(cfg: &Config) -> Table {
                 if r.quadratic && estimate.is_some_and(|e| e > LIMIT_SECS) {
                     let (n0, _) = last.unwrap_or((n, 0.0));
                     let est = estimate.unwrap_or(0.0);
-                    projected.push((col, Some(est * 1e6)));
+                    projected[col] = Some(est * 1e6);
                     projections.push(format!(
                         "{} {}: projected {:.1} s from the run at {}k, scaled by (N / {}k)^2 \
                          (each removal shifts O(N) entries).",
@@ -266,7 +266,6 @@ fn removal(cfg: &Config) -> Table {
                         n0 / 1000
                     ));
                     any_projected = true;
-                    cells.push(None);
                     continue;
                 }
                 // Cells that take long run once: the median of one.
@@ -277,25 +276,12 @@ fn removal(cfg: &Config) -> Table {
                 };
                 let d = median(reps, || (r.run)(n, seq));
                 last = Some((n, d.as_secs_f64()));
-                cells.push(Some(d.as_secs_f64() * 1e6));
-            }
-        }
-        // `cells` was filled order-major; put it back size-major like the columns.
-        let mut row = vec![None; cols.len()];
-        let mut k = 0;
-        for o in 0..Order::ALL.len() {
-            for si in 0..sizes.len() {
-                row[si * Order::ALL.len() + o] = cells[k];
-                k += 1;
+                row[col] = Some(d.as_secs_f64() * 1e6);
             }
         }
         t.row(r.name, row);
         if any_projected {
-            let mut prow = vec![None; cols.len()];
-            for (c, v) in projected {
-                prow[c] = v;
-            }
-            t.row(format!("{} (projected, not run)", r.name), prow);
+            t.row(format!("{} (projected, not run)", r.name), projected);
         }
     }
     for p in projections {
@@ -600,7 +586,8 @@ fn access(cfg: &Config) -> Table {
     const PEER: &str = "sparseset crate";
     const DENSE: &str = "Vec<T> (dense, no lookup by entity)";
     const HOLEY: &str = "Vec<Option<T>> (holey linear)";
-    let contenders: [(&str, fn(&Config, &[Case]) -> Vec<Option<f64>>); 7] = [
+    type Run = fn(&Config, &[Case]) -> Vec<Option<f64>>;
+    let contenders: [(&str, Run); 7] = [
         (OURS, |c, k| measure::<SparseSet<V>>(c, k, true)),
         (
             "SparseSet (Handle keys, generation checked; iterate: iter() pairs)",

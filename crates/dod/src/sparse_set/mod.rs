@@ -788,7 +788,7 @@ mod tests {
             s.insert(e, 0);
         }
         assert_eq!(s.allocated_pages(), 10);
-        s.retain(|e, _| e < 64 || e >= 576);
+        s.retain(|e, _| !(64..576).contains(&e));
         s.shrink_to_fit();
         assert_eq!(s.allocated_pages(), 2);
         assert_eq!(s.len(), 128);
