@@ -3,6 +3,7 @@
 //! entity space, the page-size sweep behind `DEFAULT_PAGE_SIZE`, and joins.
 
 use crate::harness::{median, per_elem, progress, time, Config, Rng, Table};
+use dod::sparse_set::DEFAULT_PAGE_SIZE;
 use dod::{Handle, SparseSet};
 use indexmap::IndexMap;
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -240,48 +241,68 @@ fn removal(cfg: &Config) -> Table {
         .map(|&n| Order::ALL.iter().map(|o| o.sequence(n, &mut rng)).collect())
         .collect();
     let mut projections = Vec::new();
-    for r in REMOVERS {
-        progress(format!("removal: {}", r.name));
-        let mut row = vec![None; cols.len()];
-        let mut projected = vec![None; cols.len()];
-        let mut any_projected = false;
+    let mut rows: Vec<Vec<Option<f64>>> = vec![vec![None; cols.len()]; REMOVERS.len()];
+    let mut projected: Vec<Vec<Option<f64>>> = vec![vec![None; cols.len()]; REMOVERS.len()];
+    // (n, seconds) of the last measured size, per remover and order, for the projections.
+    let mut last: Vec<Vec<Option<(usize, f64)>>> =
+        vec![vec![None; Order::ALL.len()]; REMOVERS.len()];
+    for (si, &n) in sizes.iter().enumerate() {
         for (o, _) in Order::ALL.iter().enumerate() {
-            // (n, seconds) of the last measured size, for the projection.
-            let mut last: Option<(usize, f64)> = None;
-            for (si, &n) in sizes.iter().enumerate() {
-                let seq = &sequences[si][o];
-                let estimate = last.map(|(n0, s0)| s0 * (n as f64 / n0 as f64).powi(2));
-                let col = si * Order::ALL.len() + o;
-                if r.quadratic && estimate.is_some_and(|e| e > LIMIT_SECS) {
-                    let (n0, _) = last.unwrap_or((n, 0.0));
-                    let est = estimate.unwrap_or(0.0);
-                    projected[col] = Some(est * 1e6);
-                    projections.push(format!(
-                        "{} {}: projected {:.1} s from the run at {}k, scaled by (N / {}k)^2 \
-                         (each removal shifts O(N) entries).",
-                        r.name,
-                        cols[col],
-                        est,
-                        n0 / 1000,
-                        n0 / 1000
-                    ));
-                    any_projected = true;
+            let col = si * Order::ALL.len() + o;
+            progress(format!("removal: {}", cols[col]));
+            let seq = &sequences[si][o];
+            // Which removers run, and how often: a cell estimated past the limit is projected,
+            // a long one runs once; the others run `reps` times, interleaved, so that every
+            // contender sees the same load on the machine.
+            let mut quick = Vec::new();
+            let mut once = Vec::new();
+            for (ri, r) in REMOVERS.iter().enumerate() {
+                let estimate = last[ri][o].map(|(n0, s0)| s0 * (n as f64 / n0 as f64).powi(2));
+                match estimate {
+                    Some(est) if r.quadratic && est > LIMIT_SECS => {
+                        let (n0, _) = last[ri][o].unwrap_or((n, 0.0));
+                        projected[ri][col] = Some(est * 1e6);
+                        projections.push(format!(
+                            "{} {}: projected {:.1} s from the run at {}k, scaled by \
+                             (N / {}k)^2 (each removal shifts O(N) entries).",
+                            r.name,
+                            cols[col],
+                            est,
+                            n0 / 1000,
+                            n0 / 1000
+                        ));
+                    }
+                    Some(est) if est > 0.3 => once.push(ri),
+                    _ => quick.push(ri),
+                }
+            }
+            let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); REMOVERS.len()];
+            for _ in 0..cfg.reps {
+                for &ri in &quick {
+                    samples[ri].push((REMOVERS[ri].run)(n, seq));
+                }
+            }
+            for &ri in &once {
+                samples[ri].push((REMOVERS[ri].run)(n, seq));
+            }
+            for (ri, mut v) in samples.into_iter().enumerate() {
+                if v.is_empty() {
                     continue;
                 }
-                // Cells that take long run once: the median of one.
-                let reps = if estimate.is_some_and(|e| e > 0.3) {
-                    1
-                } else {
-                    cfg.reps
-                };
-                let d = median(reps, || (r.run)(n, seq));
-                last = Some((n, d.as_secs_f64()));
-                row[col] = Some(d.as_secs_f64() * 1e6);
+                v.sort();
+                let d = v[v.len() / 2];
+                last[ri][o] = Some((n, d.as_secs_f64()));
+                rows[ri][col] = Some(d.as_secs_f64() * 1e6);
             }
         }
-        t.row(r.name, row);
-        if any_projected {
-            t.row(format!("{} (projected, not run)", r.name), projected);
+    }
+    for (ri, r) in REMOVERS.iter().enumerate() {
+        t.row(r.name, rows[ri].clone());
+        if projected[ri].iter().any(Option::is_some) {
+            t.row(
+                format!("{} (projected, not run)", r.name),
+                projected[ri].clone(),
+            );
         }
     }
     for p in projections {
@@ -493,59 +514,88 @@ struct Case {
 /// Lookups and iteration are repeated inside one timing, so that each lasts a while.
 const PASSES: usize = 5;
 
-/// Four cells per case: add (new store), add (emptied store), iterate, get.
-fn measure<S: Store>(cfg: &Config, cases: &[Case], lookups: bool) -> Vec<Option<f64>> {
-    let mut cells = Vec::new();
-    for c in cases {
-        let m = c.ents.len();
-        let add_new = median(cfg.reps, || {
-            time(|| {
-                let mut s = S::new(c.space, m);
-                for &e in &c.ents {
-                    s.insert(e, V::from(e));
-                }
-                s
-            })
-            .0
-        });
-        let mut s = S::new(c.space, m);
-        for &e in &c.ents {
-            s.insert(e, V::from(e));
+/// One contender on one case, ready to be timed one repetition at a time.
+trait Bench {
+    /// Times one fill of a store created inside the timing.
+    fn add_new(&mut self) -> Duration;
+    /// Times one fill of the kept store, emptied outside the timing.
+    fn add_emptied(&mut self) -> Duration;
+    /// Times `PASSES` sums over the store.
+    fn iterate(&mut self) -> Duration;
+    /// Times `PASSES` rounds of random lookups, if the contender has lookups.
+    fn get(&mut self) -> Option<Duration>;
+}
+
+struct Runner<'a, S> {
+    case: &'a Case,
+    store: S,
+    lookups: bool,
+}
+
+impl<'a, S: Store> Runner<'a, S> {
+    fn boxed(case: &'a Case, lookups: bool) -> Box<dyn Bench + 'a>
+    where
+        S: 'a,
+    {
+        let mut store = S::new(case.space, case.ents.len());
+        for &e in &case.ents {
+            store.insert(e, V::from(e));
         }
-        let add_warm = median(cfg.reps, || {
-            s.clear();
+        Box::new(Runner {
+            case,
+            store,
+            lookups,
+        })
+    }
+}
+
+impl<S: Store> Bench for Runner<'_, S> {
+    fn add_new(&mut self) -> Duration {
+        let c = self.case;
+        time(|| {
+            let mut s = S::new(c.space, c.ents.len());
+            for &e in &c.ents {
+                s.insert(e, V::from(e));
+            }
+            s
+        })
+        .0
+    }
+    fn add_emptied(&mut self) -> Duration {
+        self.store.clear();
+        let (c, s) = (self.case, &mut self.store);
+        time(|| {
+            for &e in &c.ents {
+                s.insert(e, V::from(e));
+            }
+        })
+        .0
+    }
+    fn iterate(&mut self) -> Duration {
+        let s = &self.store;
+        time(|| (0..PASSES).fold(0, |a: V, _| a.wrapping_add(s.sum()))).0
+    }
+    fn get(&mut self) -> Option<Duration> {
+        let (c, s) = (self.case, &self.store);
+        self.lookups.then(|| {
             time(|| {
-                for &e in &c.ents {
-                    s.insert(e, V::from(e));
+                let mut sum: V = 0;
+                for _ in 0..PASSES {
+                    for &e in &c.gets {
+                        sum = sum.wrapping_add(s.get(e));
+                    }
                 }
+                sum
             })
             .0
-        });
-        let iter = median(cfg.reps, || {
-            time(|| (0..PASSES).fold(0, |a: V, _| a.wrapping_add(s.sum()))).0
-        });
-        let get = lookups.then(|| {
-            median(cfg.reps, || {
-                time(|| {
-                    let mut sum: V = 0;
-                    for _ in 0..PASSES {
-                        for &e in &c.gets {
-                            sum = sum.wrapping_add(s.get(e));
-                        }
-                    }
-                    sum
-                })
-                .0
-            })
-        });
-        cells.extend([
-            Some(per_elem(add_new, m)),
-            Some(per_elem(add_warm, m)),
-            Some(per_elem(iter, m * PASSES)),
-            get.map(|g| per_elem(g, m * PASSES)),
-        ]);
+        })
     }
-    cells
+}
+
+/// The median of some samples.
+fn med(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
 }
 
 /// Add, iterate and random get at 100 % and 10 % utilisation of the entity space.
@@ -586,26 +636,57 @@ fn access(cfg: &Config) -> Table {
     const PEER: &str = "sparseset crate";
     const DENSE: &str = "Vec<T> (dense, no lookup by entity)";
     const HOLEY: &str = "Vec<Option<T>> (holey linear)";
-    type Run = fn(&Config, &[Case]) -> Vec<Option<f64>>;
-    let contenders: [(&str, Run); 7] = [
-        (OURS, |c, k| measure::<SparseSet<V>>(c, k, true)),
+    type Make = for<'a> fn(&'a Case) -> Box<dyn Bench + 'a>;
+    let contenders: [(&str, Make); 7] = [
+        (OURS, |c| Runner::<SparseSet<V>>::boxed(c, true)),
         (
             "SparseSet (Handle keys, generation checked; iterate: iter() pairs)",
-            |c, k| measure::<Keyed>(c, k, true),
+            |c| Runner::<Keyed>::boxed(c, true),
         ),
-        (PEER, |c, k| measure::<sparseset::SparseSet<V>>(c, k, true)),
-        (DENSE, |c, k| measure::<Dense>(c, k, false)),
-        (HOLEY, |c, k| measure::<Holey>(c, k, true)),
-        ("FxHashMap<u32, T>", |c, k| {
-            measure::<FxHashMap<u32, V>>(c, k, true)
+        (PEER, |c| Runner::<sparseset::SparseSet<V>>::boxed(c, true)),
+        (DENSE, |c| Runner::<Dense>::boxed(c, false)),
+        (HOLEY, |c| Runner::<Holey>::boxed(c, true)),
+        ("FxHashMap<u32, T>", |c| {
+            Runner::<FxHashMap<u32, V>>::boxed(c, true)
         }),
-        ("IndexMap<u32, T> (Fx hasher)", |c, k| {
-            measure::<IndexMap<u32, V, FxBuildHasher>>(c, k, true)
+        ("IndexMap<u32, T> (Fx hasher)", |c| {
+            Runner::<IndexMap<u32, V, FxBuildHasher>>::boxed(c, true)
         }),
     ];
-    for (name, run) in contenders {
-        progress(format!("access: {name}"));
-        t.row(name, run(cfg, &cases));
+    let mut rows: Vec<Vec<Option<f64>>> = vec![Vec::new(); contenders.len()];
+    for case in &cases {
+        progress(format!(
+            "access: {} entities among {} ids",
+            case.ents.len(),
+            case.space
+        ));
+        let m = case.ents.len();
+        let mut benches: Vec<Box<dyn Bench + '_>> =
+            contenders.iter().map(|(_, make)| make(case)).collect();
+        // Every repetition times every contender in turn, so that they share the machine's
+        // load; each cell is the median of its repetitions.
+        let mut samples = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new()]; benches.len()];
+        for _ in 0..cfg.reps {
+            for (b, s) in benches.iter_mut().zip(samples.iter_mut()) {
+                s[0].push(b.add_new());
+                s[1].push(b.add_emptied());
+                s[2].push(b.iterate());
+                if let Some(g) = b.get() {
+                    s[3].push(g);
+                }
+            }
+        }
+        for (row, [new, emptied, iter, get]) in rows.iter_mut().zip(samples) {
+            row.extend([
+                Some(per_elem(med(new), m)),
+                Some(per_elem(med(emptied), m)),
+                Some(per_elem(med(iter), m * PASSES)),
+                (!get.is_empty()).then(|| per_elem(med(get), m * PASSES)),
+            ]);
+        }
+    }
+    for ((name, _), cells) in contenders.iter().zip(rows) {
+        t.row(*name, cells);
     }
     let targets = [
         ("add 100% (new)", PEER, 1.0, "add into a new set"),
