@@ -731,46 +731,36 @@ pub(crate) fn clustered(space: usize, n: usize, rng: &mut Rng) -> Vec<u32> {
     out
 }
 
-fn page_row<const P: usize>(
-    cfg: &Config,
-    ents: &[u32],
-    gets: &[u32],
-    cluster: &[u32],
-) -> Vec<Option<f64>> {
-    let add = median(cfg.reps, || {
-        time(|| {
-            let mut s = SparseSet::<V, P>::with_capacity_paged(ents.len());
-            for &e in ents {
-                s.insert(e, V::from(e));
-            }
-            s
-        })
-        .0
+/// One repetition of the page-size sweep for page size `P`: (add, get) durations.
+fn page_once<const P: usize>(ents: &[u32], gets: &[u32]) -> (Duration, Duration) {
+    let (add, s) = time(|| {
+        let mut s = SparseSet::<V, P>::with_capacity_paged(ents.len());
+        for &e in ents {
+            s.insert(e, V::from(e));
+        }
+        s
     });
-    let s: SparseSet<V, P> = ents.iter().map(|&e| (e, V::from(e))).collect();
-    let passes = 5;
-    let get = median(cfg.reps, || {
-        time(|| {
-            let mut sum = 0u64;
-            for _ in 0..passes {
-                for &e in gets {
-                    sum = sum.wrapping_add(s.get(e).copied().unwrap_or(0));
-                }
+    let get = time(|| {
+        let mut sum = 0u64;
+        for _ in 0..PASSES {
+            for &e in gets {
+                sum = sum.wrapping_add(s.get(e).copied().unwrap_or(0));
             }
-            sum
-        })
-        .0
-    });
-    let mut c = SparseSet::<V, P>::with_capacity_paged(cluster.len());
-    for &e in cluster {
+        }
+        sum
+    })
+    .0;
+    (add, get)
+}
+
+/// KiB a set of page size `P` holds for `ids`.
+fn page_kib<const P: usize>(ids: &[u32]) -> f64 {
+    let mut c = SparseSet::<V, P>::with_capacity_paged(ids.len());
+    for &e in ids {
         c.insert(e, V::from(e));
     }
     c.shrink_to_fit();
-    vec![
-        Some(per_elem(add, ents.len())),
-        Some(per_elem(get, gets.len() * passes)),
-        Some(c.memory_usage() as f64 / 1024.0),
-    ]
+    c.memory_usage() as f64 / 1024.0
 }
 
 /// The page-size sweep behind `DEFAULT_PAGE_SIZE`.
@@ -792,19 +782,48 @@ fn page_sizes(cfg: &Config) -> Table {
     ];
     let mut t = Table::new(
         "sparse",
-        format!("SparseSet page size: {n} entities among {space} ids; clustered: {} of {ids} ids in runs of 64", ids / 10),
+        format!(
+            "SparseSet page size: {n} entities among {space} ids; clustered: {} of {ids} ids \
+             in runs of 64",
+            ids / 10
+        ),
         "ns per element (add, get); KiB held (clustered)",
     )
     .columns(&cols);
     progress("page sizes");
-    t.row("PAGE = 64", page_row::<64>(cfg, &ents, &gets, &cluster));
-    t.row("PAGE = 128", page_row::<128>(cfg, &ents, &gets, &cluster));
-    t.row(
-        "PAGE = 256 (default)",
-        page_row::<256>(cfg, &ents, &gets, &cluster),
-    );
-    t.row("PAGE = 1024", page_row::<1024>(cfg, &ents, &gets, &cluster));
-    t.row("PAGE = 4096", page_row::<4096>(cfg, &ents, &gets, &cluster));
+    type Once = fn(&[u32], &[u32]) -> (Duration, Duration);
+    type Kib = fn(&[u32]) -> f64;
+    let sweep: [(usize, Once, Kib); 5] = [
+        (64, page_once::<64>, page_kib::<64>),
+        (128, page_once::<128>, page_kib::<128>),
+        (256, page_once::<256>, page_kib::<256>),
+        (1024, page_once::<1024>, page_kib::<1024>),
+        (4096, page_once::<4096>, page_kib::<4096>),
+    ];
+    // Each repetition runs every page size in turn, so that they share the machine's load.
+    let mut samples = vec![(Vec::new(), Vec::new()); sweep.len()];
+    for _ in 0..cfg.reps {
+        for ((_, once, _), (adds, gs)) in sweep.iter().zip(samples.iter_mut()) {
+            let (a, g) = once(&ents, &gets);
+            adds.push(a);
+            gs.push(g);
+        }
+    }
+    for ((p, _, kib), (adds, gs)) in sweep.iter().zip(samples) {
+        let default = if *p == DEFAULT_PAGE_SIZE {
+            " (default)"
+        } else {
+            ""
+        };
+        t.row(
+            format!("PAGE = {p}{default}"),
+            vec![
+                Some(per_elem(med(adds), ents.len())),
+                Some(per_elem(med(gs), gets.len() * PASSES)),
+                Some(kib(&cluster)),
+            ],
+        );
+    }
     t.note(
         "Smaller pages hold less memory for clustered ids but need a longer page table; the \
          lookup cost is one page-table load either way.",
