@@ -690,3 +690,37 @@ fn extend_index_and_debug() {
     let msg = *r.unwrap_err().downcast::<String>().unwrap();
     assert_eq!(msg, "SparseSet: no value for entity 5");
 }
+
+/// A value whose drop panics when asked to.
+struct Bomb(bool);
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.0 && !std::thread::panicking() {
+            panic!("bomb");
+        }
+    }
+}
+
+#[test]
+fn panicking_drop_leaves_a_valid_set() {
+    let mut s: SparseSet<Bomb, 16> = SparseSet::new_paged();
+    for e in 0..40u32 {
+        s.insert(e, Bomb(e == 7));
+    }
+    s.defer_remove(3u32);
+    s.defer_remove(7u32);
+    s.defer_remove(20u32);
+    assert!(catch_unwind(AssertUnwindSafe(|| s.compact())).is_err());
+    assert_consistent(&s);
+    assert_eq!(s.len(), 37);
+    assert_eq!(s.pending_removals(), 0);
+    s.insert(7u32, Bomb(true));
+    assert!(catch_unwind(AssertUnwindSafe(|| s.retain(|e, _| e != 7))).is_err());
+    assert_consistent(&s);
+    assert!(!s.contains(7u32) && s.contains(8u32));
+    s.insert(9u32, Bomb(true)); // replaces: the old value comes back and is dropped quietly
+    assert!(catch_unwind(AssertUnwindSafe(|| s.clear())).is_err());
+    assert_consistent(&s);
+    assert!(s.is_empty());
+}

@@ -117,7 +117,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// Removes every tombstone, dropping its value and shifting the live entries left: the
     /// order of the live entries is kept.
     ///
-    /// O(n) from the first tombstone on; O(1) when nothing is pending.
+    /// O(n) from the first tombstone on; O(1) when nothing is pending. If a value's `Drop`
+    /// panics, the set is already compacted and stays valid.
     ///
     /// ```
     /// let mut s: dod::SparseSet<u8> = (0..5u32).map(|e| (e, e as u8)).collect();
@@ -131,28 +132,25 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         if self.pending == 0 {
             return;
         }
-        let start = self.first_tombstone;
-        let entities = &self.entities;
-        let mut r = 0;
-        // `Vec::retain` moves each kept value once, and does not move the prefix before the
-        // first tombstone. It cannot panic here: the closure does not.
-        self.values.retain(|_| {
-            let keep = entities[r] != TOMBSTONE;
-            r += 1;
-            keep
-        });
-        let mut w = start;
-        for r in start..self.entities.len() {
+        let mut w = self.first_tombstone;
+        for r in w..self.entities.len() {
             let e = self.entities[r];
             if e != TOMBSTONE {
-                self.entities[w] = e;
-                self.pages.relink(e, w);
+                if w != r {
+                    self.entities[w] = e;
+                    self.values.swap(w, r);
+                    self.pages.relink(e, w);
+                }
                 w += 1;
             }
         }
+        // The removed values sit past `w` now. The bookkeeping is final before they are
+        // dropped, so a panicking `Drop` leaves a consistent set (`truncate` shortens the
+        // vector before it drops the tail).
         self.entities.truncate(w);
         self.pending = 0;
         self.first_tombstone = 0;
+        self.values.truncate(w);
     }
 
     /// Keeps only the entries for which `keep(entity, &mut value)` is `true`, dropping the
