@@ -132,8 +132,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         if self.pending == 0 {
             return;
         }
-        let mut w = self.first_tombstone;
-        for r in w..self.entities.len() {
+        let start = self.first_tombstone;
+        let mut w = start;
+        for r in start..self.entities.len() {
             let e = self.entities[r];
             if e != TOMBSTONE {
                 if w != r {
