@@ -70,6 +70,11 @@
 //! [`memory_usage`](SparseSet::memory_usage) reports the bytes held: 8 bytes per sparse slot of
 //! every allocated page (all pages live in one arena, so allocating a page is not an allocation),
 //! 4 bytes per page-table entry, and `4 + size_of::<T>()` per dense entry of capacity.
+//!
+//! The page table reaches up to the largest index in use: 4 bytes per `PAGE` ids, so entity
+//! `u32::MAX - 1` alone costs a 128 MiB table with the default page size. Entity allocators
+//! hand out small indices; data from untrusted sources should have its indices checked
+//! before they reach a set.
 
 mod iter;
 mod join;

@@ -3,7 +3,9 @@
 //! A set is a sequence of `[entity, generation, value]` triples in dense order (generation 0:
 //! inserted by a plain index); tombstones are not written. Loading rebuilds the same order and
 //! the same generations, so every key that was valid before is valid after and every stale one
-//! is still stale. Untrusted input is checked: index `u32::MAX` and repeated indices are errors.
+//! is still stale. Untrusted input is checked: index `u32::MAX` and repeated indices are errors,
+//! never panics. A valid but huge index still costs its page table (see the module's memory
+//! notes), so bound the indices of untrusted input before loading it.
 
 use super::{SparseSet, TOMBSTONE};
 use core::fmt;
