@@ -6,7 +6,8 @@
 //!   arrays and the generation it was inserted with. It is *paged*: split into pages of `PAGE`
 //!   slots (a power of two, [`DEFAULT_PAGE_SIZE`] unless chosen), each allocated on first use
 //!   and released by [`shrink_to_fit`](SparseSet::shrink_to_fit) once empty, so a set holding
-//!   entities `10_000_000 .. 10_000_100` holds one or two pages, not forty megabytes;
+//!   entities `10_000_000 .. 10_000_100` holds one or two pages and a 300 KB page table, not
+//!   forty megabytes;
 //! - the **dense** arrays, [`entities()`](SparseSet::entities) and
 //!   [`values()`](SparseSet::values), are plain slices with no holes: a system walks them
 //!   directly.
@@ -17,6 +18,22 @@
 //! ([`retain`](SparseSet::retain), [`remove_many`](SparseSet::remove_many), O(n + k)), and
 //! deferred ([`defer_remove`](SparseSet::defer_remove) leaves a tombstone that iteration skips,
 //! [`compact`](SparseSet::compact) removes every tombstone in one stable pass).
+//!
+//! # Dense order
+//!
+//! Iteration ([`iter`](SparseSet::iter), [`values`](SparseSet::values), joins, serde) follows
+//! the dense order, which each operation changes as follows:
+//!
+//! | operation | dense order afterwards |
+//! |---|---|
+//! | `insert` of a new entity | appended at the end |
+//! | `insert` of a present index, `get_mut`, `IndexMut` | unchanged |
+//! | `swap_remove` | the last entry moves into the hole; the rest unchanged |
+//! | `shift_remove`, `retain`, `remove_many`, `compact` | the remaining entries keep their order |
+//! | `defer_remove` | unchanged; a tombstone holds the place until `compact` |
+//! | `sort_by`, `sort_by_key` | sorted, equal entries in their previous order |
+//! | `sort_unstable_by` | sorted |
+//! | `sort_as(other)` | shared entities first, in `other`'s order; the rest unspecified |
 //!
 //! # Keys: plain indices and generational handles
 //!
