@@ -707,7 +707,9 @@ fn access(cfg: &Config) -> Table {
          lookups go in random order. \"new\": the store is created inside the timing (the \
          sparseset crate and Vec<Option<T>> allocate the whole id space up front; SparseSet \
          allocates pages as ids arrive, so this column also measures the allocator); \
-         \"emptied\": the same store, cleared outside the timing, filled again.",
+         \"emptied\": the same store, cleared outside the timing, filled again. Each \
+         repetition times every contender in turn; on a machine shared with other work the \
+         random-access cells (get, and add at 10 %) move by several times between runs.",
         n * 10
     ));
     t
