@@ -41,10 +41,12 @@ extern crate std;
 mod error;
 pub mod handle_map;
 pub mod key;
+pub mod sparse_set;
 
 pub use error::CapacityError;
 pub use handle_map::HandleMap;
 pub use key::{Handle, Handle32, Key};
+pub use sparse_set::SparseSet;
 
 #[doc(hidden)]
 pub mod __private {

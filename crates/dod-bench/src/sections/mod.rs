@@ -4,6 +4,8 @@ use crate::harness::{Config, Table};
 
 mod defrag;
 mod handles;
+mod memory;
+mod sparse;
 
 /// A named part of the report.
 pub struct Section {
@@ -16,4 +18,18 @@ pub struct Section {
 }
 
 /// Every section, in report order.
-pub const SECTIONS: &[Section] = &[handles::SECTION, defrag::SECTION];
+pub const SECTIONS: &[Section] = &[
+    handles::SECTION,
+    defrag::SECTION,
+    Section {
+        name: "sparse",
+        about:
+            "SparseSet: removal strategies x orders x sizes, add / iterate / get, page size, joins",
+        run: sparse::run,
+    },
+    Section {
+        name: "memory",
+        about: "SparseSet memory against the seed's formulas, Pool's layout, clustered ids",
+        run: memory::run,
+    },
+];

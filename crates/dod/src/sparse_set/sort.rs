@@ -1,0 +1,130 @@
+//! Reordering the dense arrays: sorts, and `sort_as` to walk two sets in lockstep.
+
+use super::{SparseSet, TOMBSTONE};
+use alloc::vec::Vec;
+use core::cmp::Ordering;
+
+impl<T, const PAGE: usize> SparseSet<T, PAGE> {
+    /// Sorts the entries in place with a comparator of `(entity, value)` pairs; the sort is
+    /// stable. Pending tombstones are removed first.
+    ///
+    /// O(n log n); allocates one index per entry. If `cmp` panics, the set is left as it was
+    /// (compacted).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<i32> = [(1u32, 30), (2, 10), (3, 20)].into_iter().collect();
+    /// s.sort_by(|_, a, _, b| a.cmp(b));
+    /// assert_eq!(s.entities(), &[2, 3, 1]);
+    /// assert_eq!(s[3u32], 20);
+    /// ```
+    pub fn sort_by<F>(&mut self, mut cmp: F)
+    where
+        F: FnMut(u32, &T, u32, &T) -> Ordering,
+    {
+        self.compact();
+        let (entities, values) = (&self.entities, &self.values);
+        let mut order: Vec<usize> = (0..entities.len()).collect();
+        order.sort_by(|&a, &b| cmp(entities[a], &values[a], entities[b], &values[b]));
+        self.apply_order(order);
+    }
+
+    /// Sorts the entries in place by a key of `(entity, value)`; the sort is stable. Pending
+    /// tombstones are removed first.
+    ///
+    /// O(n log n).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<&str> = [(5u32, "b"), (2, "c"), (9, "a")].into_iter().collect();
+    /// s.sort_by_key(|e, _| e);
+    /// assert_eq!(s.entities(), &[2, 5, 9]);
+    /// s.sort_by_key(|_, v| *v);
+    /// assert_eq!(s.values(), &["a", "b", "c"]);
+    /// ```
+    pub fn sort_by_key<K: Ord, F: FnMut(u32, &T) -> K>(&mut self, mut key: F) {
+        self.sort_by(|e1, v1, e2, v2| key(e1, v1).cmp(&key(e2, v2)));
+    }
+
+    /// Sorts the entries in place with a comparator, not necessarily keeping the order of
+    /// equal entries. Pending tombstones are removed first.
+    ///
+    /// O(n log n).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u8> = [(1u32, 3), (2, 1), (3, 2)].into_iter().collect();
+    /// s.sort_unstable_by(|_, a, _, b| b.cmp(a));
+    /// assert_eq!(s.values(), &[3, 2, 1]);
+    /// ```
+    pub fn sort_unstable_by<F>(&mut self, mut cmp: F)
+    where
+        F: FnMut(u32, &T, u32, &T) -> Ordering,
+    {
+        self.compact();
+        let (entities, values) = (&self.entities, &self.values);
+        let mut order: Vec<usize> = (0..entities.len()).collect();
+        order.sort_unstable_by(|&a, &b| cmp(entities[a], &values[a], entities[b], &values[b]));
+        self.apply_order(order);
+    }
+
+    /// Moves the entries so that position `i` holds the entry that was at `order[i]`, then
+    /// relinks every sparse slot. `order` must be a permutation of `0..len`.
+    fn apply_order(&mut self, mut order: Vec<usize>) {
+        const DONE: usize = usize::MAX;
+        for start in 0..order.len() {
+            if order[start] == DONE {
+                continue;
+            }
+            // Follow the cycle through `start`: each swap puts one entry in its final place.
+            let mut j = start;
+            loop {
+                let k = order[j];
+                order[j] = DONE;
+                if k == start {
+                    break;
+                }
+                self.values.swap(j, k);
+                self.entities.swap(j, k);
+                j = k;
+            }
+        }
+        for (i, &e) in self.entities.iter().enumerate() {
+            self.pages.relink(e, i);
+        }
+    }
+
+    /// Reorders this set so that the entities it shares with `other` come first, in `other`'s
+    /// order; the others follow in an unspecified order. Afterwards the shared prefix of both
+    /// sets can be walked in lockstep, position by position (EnTT's `sort_as`, the "sort the
+    /// bone list in node order" of the seed's comments). Entities are matched by index.
+    /// Pending tombstones of this set are removed first.
+    ///
+    /// O(other.len()): one probe and at most one swap per entity of `other`.
+    ///
+    /// ```
+    /// use dod::SparseSet;
+    /// let nodes: SparseSet<&str> = [(7u32, "n7"), (3, "n3"), (5, "n5")].into_iter().collect();
+    /// let mut bones: SparseSet<&str> = [(1u32, "b1"), (5, "b5"), (7, "b7")].into_iter().collect();
+    /// bones.sort_as(&nodes);
+    /// assert_eq!(&bones.entities()[..2], &[7, 5]);
+    /// assert_eq!(bones.entities()[2], 1);
+    /// ```
+    pub fn sort_as<U, const P2: usize>(&mut self, other: &SparseSet<U, P2>) {
+        self.compact();
+        let mut w = 0;
+        for &e in other.entities() {
+            if e == TOMBSTONE {
+                continue;
+            }
+            let Some(pos) = self.position(e) else {
+                continue;
+            };
+            if pos != w {
+                let displaced = self.entities[w];
+                self.entities.swap(pos, w);
+                self.values.swap(pos, w);
+                self.pages.relink(e, w);
+                self.pages.relink(displaced, pos);
+            }
+            w += 1;
+        }
+    }
+}
