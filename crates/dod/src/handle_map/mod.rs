@@ -552,9 +552,10 @@ impl<T, K: Key> HandleMap<T, K> {
     #[inline]
     fn dense_of(&self, key: K) -> Option<usize> {
         let slot = self.slots.get(key.index() as usize)?;
-        // Occupied slots never carry VACANT; a key whose tag has it (a forged bit pattern, or
-        // a `Key` implementation that does not keep to 31 bits) must not match a vacant slot.
-        if slot.tag == key.tag() && slot.tag & VACANT == 0 {
+        // Occupied slots never carry VACANT. Clearing it from the key's tag means a key that
+        // has it (a forged bit pattern, or a `Key` that strays past 31 bits) can never match a
+        // vacant slot: one comparison checks occupancy, generation and type id.
+        if slot.tag == key.tag() & !VACANT {
             Some(slot.idx as usize)
         } else {
             None
