@@ -8,9 +8,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod bits;
 mod error;
 pub mod key;
 
+pub use bits::{BitSet, Bits};
 pub use error::CapacityError;
 pub use key::{Handle, Handle32, Key};
 
