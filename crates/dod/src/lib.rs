@@ -11,10 +11,12 @@ extern crate std;
 pub mod bits;
 mod error;
 pub mod key;
+pub mod pool;
 
 pub use bits::{BitSet, Bits};
 pub use error::CapacityError;
 pub use key::{Handle, Handle32, Key};
+pub use pool::Pool;
 
 #[doc(hidden)]
 pub mod __private {
