@@ -2,6 +2,10 @@
 
 use crate::harness::{Config, Table};
 
+mod alive;
+mod bits;
+mod pool;
+
 /// A named part of the report.
 pub struct Section {
     /// The name given on the command line.
@@ -13,4 +17,20 @@ pub struct Section {
 }
 
 /// Every section, in report order.
-pub const SECTIONS: &[Section] = &[];
+pub const SECTIONS: &[Section] = &[
+    Section {
+        name: "bits",
+        about: "BitSet vs Vec<bool>, a Vec<u64> walk, fixedbitset, hibitset, roaring, bitvec",
+        run: bits::run,
+    },
+    Section {
+        name: "alive",
+        about: "alive flags inside 64-byte objects vs Pool's separate flags",
+        run: alive::run,
+    },
+    Section {
+        name: "pool",
+        about: "Pool vs slotmap's SlotMap, HopSlotMap, DenseSlotMap and a Vec floor",
+        run: pool::run,
+    },
+];

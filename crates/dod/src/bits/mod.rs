@@ -147,6 +147,22 @@ impl Summary {
         Some(pos)
     }
 
+    /// The first item whose bit is set: one descent from the top layer, a word read and a
+    /// trailing-zero count per layer.
+    #[inline]
+    fn first(&self) -> Option<usize> {
+        let top = self.layers.len() - 1;
+        let t = self.layers[top][0];
+        if t == 0 {
+            return None;
+        }
+        let mut pos = t.trailing_zeros() as usize;
+        for layer in self.layers[..top].iter().rev() {
+            pos = (pos << 6) | layer[pos].trailing_zeros() as usize;
+        }
+        Some(pos)
+    }
+
     /// Word `i` of layer `level`, in the canonical layout of [`Bits::summary`]: layers past
     /// the top repeat the top as a single bit.
     #[inline]
@@ -373,21 +389,20 @@ impl BitSet {
     #[inline]
     fn set_bit(&mut self, index: usize) -> bool {
         let w = index >> 6;
-        let bit = 1u64 << (index & 63);
         let old = self.words[w];
-        if old & bit != 0 {
-            return false;
-        }
-        let new = old | bit;
+        let new = old | 1u64 << (index & 63);
+        // Branch-free on whether the bit was set: that branch is what a random insert
+        // would mispredict. The summary branches are rarely taken.
         self.words[w] = new;
-        self.ones += 1;
+        let added = old != new;
+        self.ones += usize::from(added);
         if old == 0 {
             self.any.set(w);
         }
-        if new == u64::MAX {
+        if new == u64::MAX && added {
             self.free.clear(w);
         }
-        true
+        added
     }
 
     /// Removes `index`; returns `true` if it was present. The universe does not change. O(1).
@@ -404,21 +419,18 @@ impl BitSet {
             return false;
         }
         let w = index >> 6;
-        let bit = 1u64 << (index & 63);
         let old = self.words[w];
-        if old & bit == 0 {
-            return false;
-        }
-        let new = old & !bit;
+        let new = old & !(1u64 << (index & 63));
         self.words[w] = new;
-        self.ones -= 1;
-        if new == 0 {
+        let removed = old != new;
+        self.ones -= usize::from(removed);
+        if new == 0 && removed {
             self.any.clear(w);
         }
         if old == u64::MAX {
             self.free.set(w);
         }
-        true
+        removed
     }
 
     /// Flips `index` and returns whether it is now present. Grows the universe to `index + 1`
@@ -612,7 +624,8 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn first_one(&self) -> Option<usize> {
-        self.next_one(0)
+        let w = self.any.first()?;
+        Some((w << 6) | self.words[w].trailing_zeros() as usize)
     }
 
     /// The smallest index `>= from` in the set. O(log₆₄ n).
@@ -648,7 +661,10 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn first_zero(&self) -> Option<usize> {
-        self.next_zero(0)
+        let w = self.free.first()?;
+        let index = (w << 6) | (!self.words[w]).trailing_zeros() as usize;
+        // Bits past the universe are zero, so a zero found there means none is below it.
+        (index < self.universe).then_some(index)
     }
 
     /// The smallest index `>= from` and below the universe that is not in the set.
@@ -1008,7 +1024,9 @@ mod tests {
     fn summary_next() {
         let mut s = Summary::build(10_000, |_| false);
         assert_eq!(s.next(0), None);
+        assert_eq!(s.first(), None);
         s.set(5000);
+        assert_eq!(s.first(), Some(5000));
         s.set(3);
         assert_eq!(s.next(0), Some(3));
         assert_eq!(s.next(4), Some(5000));

@@ -336,6 +336,9 @@ impl<T, K: Key> Pool<T, K> {
     /// The first vacant, non-retired slot.
     #[inline]
     fn vacant_slot(&self) -> Option<usize> {
+        if self.len == self.slots.len() {
+            return None;
+        }
         match &self.blocked {
             None => self.alive.first_zero(),
             Some(b) => b.first_zero(),
