@@ -139,6 +139,8 @@ pub trait Bits {
     /// assert!(a.and(&b).is_empty());
     /// assert!(!a.or(&b).is_empty());
     /// ```
+    // Expressions are small `Copy` views, taken by value like iterators.
+    #[allow(clippy::wrong_self_convention)]
     #[inline]
     fn is_empty(self) -> bool
     where

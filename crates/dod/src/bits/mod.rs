@@ -244,6 +244,7 @@ impl BitSet {
     /// growing). O(universe / 64).
     ///
     /// ```
+    /// use dod::Bits;
     /// let s = dod::BitSet::with_universe(100);
     /// assert_eq!(s.universe(), 100);
     /// assert_eq!(s.not().count(), 100);

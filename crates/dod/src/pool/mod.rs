@@ -4,7 +4,7 @@
 //!
 //! Bitsquid's "array with holes" with the alive flags moved out of the items into a bit set:
 //!
-//! - `slots: Vec<Slot<T>>`: per slot a `tag` (`generation | type_id << 16`, plus [`VACANT`]
+//! - `slots: Vec<Slot<T>>`: per slot a `tag` (`generation | type_id << 16`, plus `VACANT`
 //!   when the slot holds no item) and the item itself, uninitialised in a vacant slot. An item
 //!   never moves: its slot index is part of its handle.
 //! - `alive: BitSet`: bit `i` is set iff slot `i` holds an item. Iteration walks these bits and
@@ -14,7 +14,7 @@
 //! # Invariants
 //!
 //! 1. `alive.universe() == slots.len()`, and `alive.contains(i)` iff `slots[i].tag` has no
-//!    [`VACANT`] bit; exactly those slots hold an initialised item. `len == alive.count()`.
+//!    `VACANT` bit; exactly those slots hold an initialised item. `len == alive.count()`.
 //! 2. An occupied slot's tag is `generation | type_id << 16` with the generation handed out in
 //!    its key (1 ..= 65 535). A vacant slot's tag is `next | VACANT` where `next` is the
 //!    generation its next item will get, or `0 | VACANT` when the slot is *retired*: its last
@@ -22,7 +22,7 @@
 //! 3. `blocked` is `None` while no slot is retired; afterwards it is `alive ∪ retired`, and
 //!    vacant slots are searched in it instead of in `alive`.
 //!
-//! A key resolves only if its tag (with [`VACANT`] masked off, so a key of any `Key`
+//! A key resolves only if its tag (with `VACANT` masked off, so a key of any `Key`
 //! implementation can never match a vacant slot) equals its slot's tag. Generations only grow
 //! and a slot retires before its generation could wrap, so a stale key stays stale forever.
 #![allow(unsafe_code)]
@@ -174,8 +174,8 @@ impl<T, K: Key> Pool<T, K> {
     ///
     /// ```
     /// use dod::Pool;
-    /// let mut apples = Pool::with_type_id(1);
-    /// let mut pears = Pool::with_type_id(2);
+    /// let mut apples: Pool<&str> = Pool::with_type_id(1);
+    /// let mut pears: Pool<&str> = Pool::with_type_id(2);
     /// let apple = apples.insert("apple");
     /// pears.insert("pear");
     /// assert_eq!(pears.get(apple), None); // another pool's key
