@@ -20,8 +20,7 @@
 //! # Invariants
 //!
 //! 1. Every bit at index `>= universe` is zero.
-//! 2. `ones` is the number of set bits.
-//! 3. For each summary and each layer `l`, bit `i` of layer `l + 1` is set iff word `i` of
+//! 2. For each summary and each layer `l`, bit `i` of layer `l + 1` is set iff word `i` of
 //!    layer `l` is non-zero; layer 0 is as described above, for every `w < words.len()`, and has
 //!    no bit set for `w >= words.len()`.
 //!
@@ -191,7 +190,8 @@ impl Summary {
 ///
 /// | operation | cost |
 /// |---|---|
-/// | `insert`, `remove`, `toggle`, `contains`, `count` | O(1) (a summary update is O(log₆₄ n) at worst, and rare) |
+/// | `insert`, `remove`, `toggle`, `contains`, `is_empty` | O(1) (a summary update is O(log₆₄ n) at worst, and rare) |
+/// | `count` | O(non-empty words) |
 /// | `first_zero`, `next_zero`, `next_one`, `claim` | O(log₆₄ n) |
 /// | iteration | O(set bits + non-empty words), empty regions are skipped 4 096 indices at a time or more |
 /// | `clear`, in-place `*_with`, `grow` past the capacity | O(n / 64) |
@@ -217,7 +217,6 @@ impl Summary {
 pub struct BitSet {
     words: Vec<u64>,
     universe: usize,
-    ones: usize,
     any: Summary,
     free: Summary,
 }
@@ -234,7 +233,6 @@ impl BitSet {
         BitSet {
             words: Vec::new(),
             universe: 0,
-            ones: 0,
             any: Summary::build(0, |_| false),
             free: Summary::build(0, |_| false),
         }
@@ -275,11 +273,9 @@ impl BitSet {
     /// Builds the set from words whose bits past `universe` are zero (checked by the callers).
     fn from_words_unchecked(words: Vec<u64>, universe: usize) -> Self {
         debug_assert!(words.len() >= words_for(universe));
-        let ones = words.iter().map(|w| w.count_ones() as usize).sum();
         let mut s = BitSet {
             words,
             universe,
-            ones,
             any: Summary::default(),
             free: Summary::default(),
         };
@@ -316,8 +312,9 @@ impl BitSet {
         self.words.len() * 64
     }
 
-    /// The number of indices in the set. O(1): the count is kept up to date by every
-    /// operation. (The count of a lazy expression is O(n / 64); see [`Bits::count`].)
+    /// The number of indices in the set: a population count of every non-empty word, found
+    /// through the summary, so O(non-empty words) ≤ O(n / 64). (No running count is kept:
+    /// it would put a serial dependency into every `insert` and `remove`.)
     ///
     /// ```
     /// let s: dod::BitSet = [3, 5, 8].into_iter().collect();
@@ -325,10 +322,10 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn count(&self) -> usize {
-        self.ones
+        Bits::count(self)
     }
 
-    /// Whether the set holds no index. O(1).
+    /// Whether the set holds no index. O(1): one read of the top summary word.
     ///
     /// ```
     /// let mut s = dod::BitSet::with_universe(10);
@@ -338,7 +335,7 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.ones == 0
+        self.any.first().is_none()
     }
 
     /// Whether `index` is in the set (`false` past the universe). O(1).
@@ -395,15 +392,22 @@ impl BitSet {
         // Branch-free on whether the bit was set: that branch is what a random insert
         // would mispredict. The summary branches are rarely taken.
         self.words[w] = new;
-        let added = old != new;
-        self.ones += usize::from(added);
-        if old == 0 {
+        if (old == 0) | (new == u64::MAX) {
+            self.set_summaries(w, old, new);
+        }
+        old != new
+    }
+
+    /// The summary updates after word `w` went from `old` to `new` by setting bits; out of
+    /// line so that the common case stays a load, an `or` and a store.
+    #[inline(never)]
+    fn set_summaries(&mut self, w: usize, old: u64, new: u64) {
+        if old == 0 && new != 0 {
             self.any.set(w);
         }
-        if new == u64::MAX && added {
+        if new == u64::MAX && old != u64::MAX {
             self.free.clear(w);
         }
-        added
     }
 
     /// Removes `index`; returns `true` if it was present. The universe does not change. O(1).
@@ -423,15 +427,21 @@ impl BitSet {
         let old = self.words[w];
         let new = old & !(1u64 << (index & 63));
         self.words[w] = new;
-        let removed = old != new;
-        self.ones -= usize::from(removed);
-        if new == 0 && removed {
+        if (new == 0) | (old == u64::MAX) {
+            self.clear_summaries(w, old, new);
+        }
+        old != new
+    }
+
+    /// The summary updates after word `w` went from `old` to `new` by clearing bits.
+    #[inline(never)]
+    fn clear_summaries(&mut self, w: usize, old: u64, new: u64) {
+        if new == 0 && old != 0 {
             self.any.clear(w);
         }
-        if old == u64::MAX {
+        if old == u64::MAX && new != u64::MAX {
             self.free.set(w);
         }
-        removed
     }
 
     /// Flips `index` and returns whether it is now present. Grows the universe to `index + 1`
@@ -491,7 +501,6 @@ impl BitSet {
     /// ```
     pub fn clear(&mut self) {
         self.words.fill(0);
-        self.ones = 0;
         self.rebuild_summaries();
     }
 
@@ -544,7 +553,6 @@ impl BitSet {
             };
             if new != old {
                 self.words[w] = new;
-                self.ones -= (old ^ new).count_ones() as usize;
                 if new == 0 {
                     self.any.clear(w);
                 }
@@ -893,7 +901,6 @@ impl BitSet {
         if let Some(last) = self.words[..n].last_mut() {
             *last &= tail;
         }
-        self.ones = self.words.iter().map(|w| w.count_ones() as usize).sum();
         self.rebuild_summaries();
     }
 
@@ -912,8 +919,6 @@ impl BitSet {
             };
             assert_eq!(word & !valid, 0, "padding bit set in word {w}");
         }
-        let ones: usize = self.words.iter().map(|w| w.count_ones() as usize).sum();
-        assert_eq!(ones, self.ones, "count");
         let words = &self.words;
         let any = Summary::build(words.len(), |w| words[w] != 0);
         let free = Summary::build(words.len(), |w| words[w] != u64::MAX);
@@ -925,9 +930,6 @@ impl BitSet {
 impl PartialEq for BitSet {
     /// Same indices, whatever the universes and capacities.
     fn eq(&self, other: &Self) -> bool {
-        if self.ones != other.ones {
-            return false;
-        }
         let (short, long) = if self.words.len() <= other.words.len() {
             (&self.words, &other.words)
         } else {
@@ -995,11 +997,6 @@ impl Bits for &BitSet {
     #[inline]
     fn summary(&self, level: usize, i: usize) -> u64 {
         self.any.word(level, i)
-    }
-
-    #[inline]
-    fn count(self) -> usize {
-        self.ones
     }
 
     #[inline]
