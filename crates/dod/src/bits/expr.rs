@@ -106,12 +106,12 @@ pub trait Bits {
     where
         Self: Sized,
     {
-        for (base, mut w) in self.blocks() {
+        self.blocks().fold_words((), |(), base, mut w| {
             while w != 0 {
                 f(base + w.trailing_zeros() as usize);
                 w &= w - 1;
             }
-        }
+        })
     }
 
     /// The number of indices. O(1) for a `&BitSet`; O(non-empty words) for an expression.
@@ -127,7 +127,8 @@ pub trait Bits {
     where
         Self: Sized,
     {
-        self.blocks().map(|(_, w)| w.count_ones() as usize).sum()
+        self.blocks()
+            .fold_words(0, |n, _, w| n + w.count_ones() as usize)
     }
 
     /// Whether no index is in the set: exact, it stops at the first non-zero word.

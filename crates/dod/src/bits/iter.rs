@@ -93,6 +93,63 @@ impl<S: Bits> Iterator for Blocks<S> {
             }
         }
     }
+
+    #[inline]
+    fn fold<Acc, F: FnMut(Acc, (usize, u64)) -> Acc>(self, init: Acc, mut f: F) -> Acc {
+        self.fold_words(init, |acc, base, w| f(acc, (base, w)))
+    }
+}
+
+impl<S: Bits> Blocks<S> {
+    /// Pops summary bits above layer 0 until a layer-0 summary word is loaded into
+    /// `masks[0]`; `false` when nothing is left.
+    #[inline]
+    fn refill_first_layer(&mut self) -> bool {
+        loop {
+            let mut level = 1;
+            while level < self.levels && self.masks[level] == 0 {
+                level += 1;
+            }
+            if level >= self.levels {
+                return false;
+            }
+            let m = self.masks[level];
+            self.masks[level] = m & (m - 1);
+            let idx = (self.prefix[level] << 6) | m.trailing_zeros() as usize;
+            self.prefix[level - 1] = idx;
+            self.masks[level - 1] = self.set.summary(level - 1, idx);
+            if level == 1 && self.masks[0] != 0 {
+                return true;
+            }
+        }
+    }
+
+    /// Internal iteration: a tight loop over the words of each layer-0 summary word, which is
+    /// what dense sets spend their time in.
+    #[inline]
+    pub(crate) fn fold_words<Acc>(
+        mut self,
+        init: Acc,
+        mut f: impl FnMut(Acc, usize, u64) -> Acc,
+    ) -> Acc {
+        let mut acc = init;
+        loop {
+            let mut m = self.masks[0];
+            let base = self.prefix[0] << 6;
+            while m != 0 {
+                let idx = base | m.trailing_zeros() as usize;
+                m &= m - 1;
+                let w = self.set.word(idx);
+                if w != 0 {
+                    acc = f(acc, idx << 6, w);
+                }
+            }
+            self.masks[0] = 0;
+            if !self.refill_first_layer() {
+                return acc;
+            }
+        }
+    }
 }
 
 impl<S: Bits> FusedIterator for Blocks<S> {}
@@ -165,13 +222,13 @@ impl<S: Bits> Iterator for Iter<S> {
             acc = f(acc, self.base + w.trailing_zeros() as usize);
             w &= w - 1;
         }
-        for (base, mut w) in &mut self.blocks {
+        self.blocks.fold_words(acc, |mut acc, base, mut w| {
             while w != 0 {
                 acc = f(acc, base + w.trailing_zeros() as usize);
                 w &= w - 1;
             }
-        }
-        acc
+            acc
+        })
     }
 }
 
