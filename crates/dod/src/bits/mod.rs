@@ -349,7 +349,10 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn contains(&self, index: usize) -> bool {
-        index < self.universe && self.words[index >> 6] & (1 << (index & 63)) != 0
+        // Bits past the universe are zero, so the capacity check is the only one needed.
+        self.words
+            .get(index >> 6)
+            .is_some_and(|w| w & (1 << (index & 63)) != 0)
     }
 
     /// Adds `index`; returns `true` if it was not already present. Grows the universe to
