@@ -6,10 +6,7 @@
 use core::iter::FusedIterator;
 
 use super::expr::Bits;
-use super::{summary_levels, words_for};
-
-/// Enough layers for any `usize` index: 64^11 > 2^64.
-const MAX_LEVELS: usize = 11;
+use super::{summary_levels, words_for, MAX_LEVELS};
 
 /// An iterator over the non-zero words of a set as `(base, word)`: bit `j` of `word` is index
 /// `base + j`. Made by [`BitSet::blocks`](super::BitSet::blocks) and [`Bits::blocks`].
@@ -215,7 +212,7 @@ impl<S: Bits> Iterator for Iter<S> {
     }
 
     #[inline]
-    fn fold<Acc, F: FnMut(Acc, usize) -> Acc>(mut self, init: Acc, mut f: F) -> Acc {
+    fn fold<Acc, F: FnMut(Acc, usize) -> Acc>(self, init: Acc, mut f: F) -> Acc {
         let mut acc = init;
         let mut w = self.word;
         while w != 0 {

@@ -64,40 +64,65 @@ pub(crate) const fn summary_levels(words: usize) -> usize {
 }
 
 /// A stack of layers over `n` items: bit `i` of layer 0 says something about item `i`, bit `i`
-/// of layer `l + 1` says whether word `i` of layer `l` is non-zero.
+/// of layer `l + 1` says whether word `i` of layer `l` is non-zero. All layers live in one
+/// vector, layer `l` at `bits[starts[l]..starts[l + 1]]`, so an update computes its addresses
+/// without chasing pointers.
 #[derive(Clone, Default)]
 struct Summary {
-    layers: Vec<Vec<u64>>,
+    bits: Vec<u64>,
+    starts: [usize; MAX_LEVELS + 1],
+    levels: usize,
 }
+
+/// Enough summary layers for any `usize` index: 64^11 > 2^64.
+pub(crate) const MAX_LEVELS: usize = 11;
 
 impl Summary {
     /// Builds the summary of `n` items whose layer-0 bit is `bit(i)`.
     fn build(n: usize, bit: impl Fn(usize) -> bool) -> Self {
-        let mut first = vec![0u64; n.div_ceil(64).max(1)];
+        let mut starts = [0usize; MAX_LEVELS + 1];
+        let mut levels = 0;
+        let mut items = n;
+        loop {
+            let words = items.div_ceil(64).max(1);
+            starts[levels + 1] = starts[levels] + words;
+            levels += 1;
+            if words == 1 {
+                break;
+            }
+            items = words;
+        }
+        let mut bits = vec![0u64; starts[levels]];
         for i in 0..n {
             if bit(i) {
-                first[i >> 6] |= 1 << (i & 63);
+                bits[i >> 6] |= 1 << (i & 63);
             }
         }
-        let mut layers = vec![first];
-        while layers[layers.len() - 1].len() > 1 {
-            let below = &layers[layers.len() - 1];
-            let mut up = vec![0u64; below.len().div_ceil(64)];
-            for (i, w) in below.iter().enumerate() {
-                if *w != 0 {
-                    up[i >> 6] |= 1 << (i & 63);
+        for l in 1..levels {
+            for j in 0..starts[l] - starts[l - 1] {
+                if bits[starts[l - 1] + j] != 0 {
+                    bits[starts[l] + (j >> 6)] |= 1 << (j & 63);
                 }
             }
-            layers.push(up);
         }
-        Summary { layers }
+        Summary {
+            bits,
+            starts,
+            levels,
+        }
+    }
+
+    /// Layer `l`.
+    #[inline]
+    fn layer(&self, l: usize) -> &[u64] {
+        &self.bits[self.starts[l]..self.starts[l + 1]]
     }
 
     /// Sets the bit of item `i`.
     #[inline]
     fn set(&mut self, mut i: usize) {
-        for layer in &mut self.layers {
-            let word = &mut layer[i >> 6];
+        for l in 0..self.levels {
+            let word = &mut self.bits[self.starts[l] + (i >> 6)];
             let was = *word;
             *word = was | 1 << (i & 63);
             if was != 0 {
@@ -110,8 +135,8 @@ impl Summary {
     /// Clears the bit of item `i`.
     #[inline]
     fn clear(&mut self, mut i: usize) {
-        for layer in &mut self.layers {
-            let word = &mut layer[i >> 6];
+        for l in 0..self.levels {
+            let word = &mut self.bits[self.starts[l] + (i >> 6)];
             *word &= !(1 << (i & 63));
             if *word != 0 {
                 return;
@@ -126,22 +151,21 @@ impl Summary {
         let mut level = 0;
         let mut pos = i;
         loop {
-            let layer = &self.layers[level];
             let idx = pos >> 6;
-            let m = *layer.get(idx)? & (u64::MAX << (pos & 63));
+            let m = *self.layer(level).get(idx)? & (u64::MAX << (pos & 63));
             if m != 0 {
                 pos = (idx << 6) | m.trailing_zeros() as usize;
                 break;
             }
             level += 1;
-            if level == self.layers.len() {
+            if level == self.levels {
                 return None;
             }
             pos = idx + 1;
         }
         while level > 0 {
             level -= 1;
-            pos = (pos << 6) | self.layers[level][pos].trailing_zeros() as usize;
+            pos = (pos << 6) | self.bits[self.starts[level] + pos].trailing_zeros() as usize;
         }
         Some(pos)
     }
@@ -150,14 +174,14 @@ impl Summary {
     /// trailing-zero count per layer.
     #[inline]
     fn first(&self) -> Option<usize> {
-        let top = self.layers.len() - 1;
-        let t = self.layers[top][0];
+        let top = self.levels - 1;
+        let t = self.bits[self.starts[top]];
         if t == 0 {
             return None;
         }
         let mut pos = t.trailing_zeros() as usize;
-        for layer in self.layers[..top].iter().rev() {
-            pos = (pos << 6) | layer[pos].trailing_zeros() as usize;
+        for l in (0..top).rev() {
+            pos = (pos << 6) | self.bits[self.starts[l] + pos].trailing_zeros() as usize;
         }
         Some(pos)
     }
@@ -166,14 +190,15 @@ impl Summary {
     /// the top repeat the top as a single bit.
     #[inline]
     fn word(&self, level: usize, i: usize) -> u64 {
-        match self.layers.get(level) {
-            Some(layer) => layer.get(i).copied().unwrap_or(0),
-            None => u64::from(i == 0 && self.layers[self.layers.len() - 1][0] != 0),
+        if level < self.levels {
+            self.layer(level).get(i).copied().unwrap_or(0)
+        } else {
+            u64::from(i == 0 && self.bits[self.starts[self.levels - 1]] != 0)
         }
     }
 
     fn heap_bytes(&self) -> usize {
-        self.layers.iter().map(|l| l.len() * 8).sum()
+        self.bits.len() * 8
     }
 }
 
@@ -925,8 +950,8 @@ impl BitSet {
         let words = &self.words;
         let any = Summary::build(words.len(), |w| words[w] != 0);
         let free = Summary::build(words.len(), |w| words[w] != u64::MAX);
-        assert!(any.layers == self.any.layers, "any-set summary");
-        assert!(free.layers == self.free.layers, "any-clear summary");
+        assert!(any.bits == self.any.bits, "any-set summary");
+        assert!(free.bits == self.free.bits, "any-clear summary");
     }
 }
 

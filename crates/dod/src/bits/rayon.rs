@@ -16,7 +16,7 @@ impl BitSet {
     /// assert_eq!(sum, s.iter().sum());
     /// ```
     pub fn par_iter(&self) -> impl ParallelIterator<Item = usize> + '_ {
-        let first = &self.any.layers[0];
+        let first = self.any.layer(0);
         (0..first.len())
             .into_par_iter()
             .filter(move |&s| first[s] != 0)
