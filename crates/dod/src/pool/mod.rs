@@ -68,7 +68,7 @@ impl<T> Slot<T> {
 /// Pick a `Pool` when items must stay at a fixed index (callers store plain indices, other
 /// arrays run parallel to it, or items are large and moving them costs), or when you filter
 /// items with your own masks: `pool.alive().and(&is_bullet)`. Pick a
-/// [`HandleMap`](https://docs.rs/dod) when dense iteration matters most.
+/// `HandleMap` when dense iteration matters most.
 ///
 /// Handles are generational ([`Handle`] by default, or any [`Key`]): a stale handle, a handle
 /// of another pool (a different type id) or a forged one gives `None` from
