@@ -562,19 +562,28 @@ impl<T, K: Key> Pool<T, K> {
         let value = unsafe { slot.value.assume_init_read() };
         self.alive.remove(i);
         self.len -= 1;
+        if retire || self.blocked.is_some() {
+            self.update_blocked(i, retire);
+        }
+        value
+    }
+
+    /// Keeps `blocked` equal to `alive ∪ retired` after slot `i` was emptied (invariant 3);
+    /// out of line, since no slot is retired in the common case.
+    #[cold]
+    #[inline(never)]
+    fn update_blocked(&mut self, i: usize, retire: bool) {
         match &mut self.blocked {
             Some(b) if !retire => {
                 b.remove(i);
             }
             Some(_) => {}
-            None if retire => {
+            None => {
                 let mut b = self.alive.clone();
                 b.insert(i);
                 self.blocked = Some(b);
             }
-            None => {}
         }
-        value
     }
 
     /// Keeps the items for which `f` returns `true` and removes the others; nothing moves.
