@@ -413,7 +413,7 @@ impl BitSet {
 
     /// Sets the bit of `index < universe`.
     #[inline]
-    fn set_bit(&mut self, index: usize) -> bool {
+    pub(crate) fn set_bit(&mut self, index: usize) -> bool {
         let w = index >> 6;
         let old = self.words[w];
         let new = old | 1u64 << (index & 63);

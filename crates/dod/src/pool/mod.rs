@@ -367,12 +367,21 @@ impl<T, K: Key> Pool<T, K> {
         let generation = slot.tag & GEN_MASK;
         slot.value.write(value);
         slot.tag = generation | u32::from(self.type_id) << 16;
-        self.alive.insert(i);
-        if let Some(b) = &mut self.blocked {
-            b.insert(i);
+        self.alive.set_bit(i);
+        if self.blocked.is_some() {
+            self.block(i);
         }
         self.len += 1;
         self.key_for(i, slot_generation(generation))
+    }
+
+    /// Marks slot `i` in `blocked` (invariant 3); out of line, as in `update_blocked`.
+    #[cold]
+    #[inline(never)]
+    fn block(&mut self, i: usize) {
+        if let Some(b) = &mut self.blocked {
+            b.insert(i);
+        }
     }
 
     #[inline]
