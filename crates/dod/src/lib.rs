@@ -38,14 +38,18 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+pub mod bits;
 mod error;
 pub mod handle_map;
 pub mod key;
+pub mod pool;
 pub mod sparse_set;
 
+pub use bits::{BitSet, Bits};
 pub use error::CapacityError;
 pub use handle_map::HandleMap;
 pub use key::{Handle, Handle32, Key};
+pub use pool::Pool;
 pub use sparse_set::SparseSet;
 
 #[doc(hidden)]

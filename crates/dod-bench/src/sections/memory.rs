@@ -1,11 +1,11 @@
-//! `memory`: the seed's memory table recomputed from `SparseSet::memory_usage()`, beside the
-//! seed's formulas and the linear + bitmask layout of `Pool`; and clustered entities among a
-//! million ids, paged against unpaged.
+//! `memory`: the seed's memory table recomputed from `SparseSet::memory_usage()` and
+//! `Pool::memory_usage()` (the linear + bitmask layout), beside the seed's formulas; and
+//! clustered entities among a million ids, paged against unpaged.
 
 use super::sparse::clustered;
 use crate::harness::{progress, Config, Rng, Table};
 use dod::sparse_set::DEFAULT_PAGE_SIZE;
-use dod::SparseSet;
+use dod::{Pool, SparseSet};
 
 /// A component of `8 * W` bytes, aligned to 8 like the seed's.
 #[derive(Clone, Copy)]
@@ -43,7 +43,24 @@ fn measured<T: Copy + Default, const P: usize>(ents: &[u32]) -> usize {
     s.memory_usage()
 }
 
-/// The seed's linear + bitmask layout, which `Pool` uses: `C·N + ⌈N/8⌉`.
+/// Bytes a `Pool` holds with `slots` slots of which only `ents` are alive: the linear +
+/// bitmask layout, where an entity's id is its slot.
+fn pool_measured<T: Default>(slots: usize, ents: &[u32]) -> usize {
+    let mut p = Pool::<T>::with_capacity(slots);
+    let keys: Vec<_> = (0..slots).map(|_| p.insert(T::default())).collect();
+    let mut keep = vec![false; slots];
+    for &e in ents {
+        keep[e as usize] = true;
+    }
+    for (k, keep) in keys.into_iter().zip(keep) {
+        if !keep {
+            p.remove(k);
+        }
+    }
+    p.memory_usage()
+}
+
+/// The seed's linear + bitmask formula: `C·N + ⌈N/8⌉`.
 fn linear_bitmask(c: usize, n: usize) -> usize {
     c * n + n.div_ceil(8)
 }
@@ -67,6 +84,7 @@ fn small_table<const W: usize>(rng: &mut Rng) -> Table {
     let mut ours = Vec::new();
     let mut seed_sparse = Vec::new();
     let mut pool = Vec::new();
+    let mut pool_formula = Vec::new();
     let mut holey = Vec::new();
     for &u in &utils {
         let k = N * u / 10;
@@ -74,17 +92,19 @@ fn small_table<const W: usize>(rng: &mut Rng) -> Table {
         ents.sort_unstable();
         ours.push(Some(measured::<Comp<W>, DEFAULT_PAGE_SIZE>(&ents) as f64));
         seed_sparse.push(Some((4 * 2 * N + c * k) as f64));
-        pool.push(Some(linear_bitmask(c, N) as f64));
+        pool.push(Some(pool_measured::<Comp<W>>(N, &ents) as f64));
+        pool_formula.push(Some(linear_bitmask(c, N) as f64));
         holey.push(Some((N * core::mem::size_of::<Option<Comp<W>>>()) as f64));
     }
     t.row("SparseSet (memory_usage, default page size)", ours);
     t.row("sparse set, seed formula 4·2·N + C·N·U", seed_sparse);
-    t.row("Pool: linear + bitmask, seed formula C·N + ⌈N/8⌉ *", pool);
+    t.row("Pool (memory_usage)", pool);
+    t.row("linear + bitmask, seed formula C·N + ⌈N/8⌉", pool_formula);
     t.row("Vec<Option<T>> (N · size_of)", holey);
     t.note(format!(
-        "* Pool is built in another branch: its row is the seed's formula for the linear + \
-         bitmask layout, not a measurement; its measured memory_usage() replaces it when the \
-         branches meet. Default page size: {DEFAULT_PAGE_SIZE} slots."
+        "Pool keeps the seed's linear + bitmask layout plus a 4-byte generation tag per slot \
+         (so a stale handle is refused) and the bit set's summary words. Default SparseSet page \
+         size: {DEFAULT_PAGE_SIZE} slots."
     ));
     t.note(
         "SparseSet holds 8 bytes per sparse slot (position and generation, so a stale key is \
@@ -99,12 +119,16 @@ const DEFAULT_ROW: &str = "SparseSet (default page size)";
 const UNPAGED: &str =
     "unpaged sparse set (SparseSet's layout, one flat array: 8 B per id + (4 + C) per entity)";
 
-/// `SparseSet::memory_usage()` for `ents`, components of `w` words (1 ..= 16).
-fn measured_words(w: usize, ents: &[u32]) -> usize {
+/// `SparseSet::memory_usage()` and `Pool::memory_usage()` (with `slots` slots) for `ents`,
+/// components of `w` words (1 ..= 16).
+fn measured_words(w: usize, slots: usize, ents: &[u32]) -> (usize, usize) {
     macro_rules! by_words {
         ($($n:literal)*) => {
             match w {
-                $($n => measured::<Comp<$n>, DEFAULT_PAGE_SIZE>(ents),)*
+                $($n => (
+                    measured::<Comp<$n>, DEFAULT_PAGE_SIZE>(ents),
+                    pool_measured::<Comp<$n>>(slots, ents),
+                ),)*
                 _ => unreachable!("1 ..= 16 words"),
             }
         };
@@ -113,7 +137,7 @@ fn measured_words(w: usize, ents: &[u32]) -> usize {
 }
 
 /// The seed's whole grid (component 8 ..= 128 bytes by 8, utilisation 0.1 ..= 1.0) as the
-/// ratio of SparseSet's measured memory to the linear + bitmask layout's.
+/// ratio of SparseSet's measured memory to Pool's (the linear + bitmask layout).
 fn ratio_table(rng: &mut Rng) -> Table {
     const N: usize = 1000;
     let columns: Vec<String> = (1..=10)
@@ -137,17 +161,18 @@ fn ratio_table(rng: &mut Rng) -> Table {
         })
         .collect();
     for w in 1..=16usize {
-        let c = 8 * w;
         let cells = sets
             .iter()
-            .map(|ents| Some(measured_words(w, ents) as f64 / linear_bitmask(c, N) as f64))
+            .map(|ents| {
+                let (sparse, pool) = measured_words(w, N, ents);
+                Some(sparse as f64 / pool as f64)
+            })
             .collect();
-        t.row(format!("C = {c}"), cells);
+        t.row(format!("C = {}", 8 * w), cells);
     }
     t.note(
-        "Pool's bytes are the seed's formula C·N + ⌈N/8⌉ (Pool is built in another branch). \
-         The parenthesised ratios compare component sizes and mean little here; the cell \
-         values are the comparison. As in the seed, the sparse set loses for small components \
+        "Both sides are measured with memory_usage(). The parenthesised ratios compare \
+         component sizes and mean little here; the cell values are the comparison. As in the seed, the sparse set loses for small components \
          and dense utilisation, and wins for large components used by few entities.",
     );
     t
@@ -202,11 +227,11 @@ fn clustered_table(cfg: &Config, rng: &mut Rng) -> Table {
         vec![peer(8), peer(32), peer(128)],
     );
     t.row(
-        "Pool: linear + bitmask, seed formula *",
+        "Pool (memory_usage; an entity's id is its slot)",
         vec![
-            kib(linear_bitmask(8, ids)),
-            kib(linear_bitmask(32, ids)),
-            kib(linear_bitmask(128, ids)),
+            kib(pool_measured::<Comp<1>>(ids, &ents)),
+            kib(pool_measured::<Comp<4>>(ids, &ents)),
+            kib(pool_measured::<Comp<16>>(ids, &ents)),
         ],
     );
     t.row(
@@ -236,9 +261,6 @@ fn clustered_table(cfg: &Config, rng: &mut Rng) -> Table {
         )),
         None => t.note("Target: clustered memory <= 0.5x unpaged: not measured (rows missing)."),
     }
-    t.note(
-        "* Pool's row is the seed's formula for the linear + bitmask layout, not a measurement \
-         (Pool is built in another branch). Runs start at random ids, not at page boundaries.",
-    );
+    t.note("Runs start at random ids, not at page boundaries.");
     t
 }

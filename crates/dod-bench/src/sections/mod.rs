@@ -2,9 +2,12 @@
 
 use crate::harness::{Config, Table};
 
+mod alive;
+mod bits;
 mod defrag;
 mod handles;
 mod memory;
+mod pool;
 mod sparse;
 
 /// A named part of the report.
@@ -31,5 +34,20 @@ pub const SECTIONS: &[Section] = &[
         name: "memory",
         about: "SparseSet memory against the seed's formulas, Pool's layout, clustered ids",
         run: memory::run,
+    },
+    Section {
+        name: "bits",
+        about: "BitSet vs Vec<bool>, a Vec<u64> walk, fixedbitset, hibitset, roaring, bitvec",
+        run: bits::run,
+    },
+    Section {
+        name: "alive",
+        about: "alive flags inside 64-byte objects vs Pool's separate flags",
+        run: alive::run,
+    },
+    Section {
+        name: "pool",
+        about: "Pool vs HandleMap, slotmap's SlotMap, HopSlotMap, DenseSlotMap and a Vec floor",
+        run: pool::run,
     },
 ];

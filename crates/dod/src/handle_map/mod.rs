@@ -317,6 +317,21 @@ impl<T, K: Key> HandleMap<T, K> {
         self.values.capacity().min(self.links.capacity())
     }
 
+    /// Bytes held on the heap: per allocated value `size_of::<T>()` plus a 4-byte back-link,
+    /// and 8 bytes per slot (live, vacant or retired). O(1).
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::<u64>::with_capacity(4);
+    /// map.insert(7);
+    /// map.shrink_to_fit();
+    /// assert_eq!(map.memory_usage(), 8 + 4 + 8);
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        self.values.capacity() * core::mem::size_of::<T>()
+            + self.links.capacity() * core::mem::size_of::<u32>()
+            + self.slots.capacity() * core::mem::size_of::<Slot>()
+    }
+
     /// The number of slots ever used: live, vacant and retired. Handles index this range.
     ///
     /// ```

@@ -1,0 +1,354 @@
+//! `pool`: dod's Pool against dod's HandleMap, slotmap's three maps and a `Vec<T>` floor, on the handle-map
+//! workloads: N items of 16 bytes created, iterated, looked up in insertion and random order,
+//! removed in random order, churned, iterated with half removed, cleared.
+//!
+//! Each contender is a small [`Contender`] implementation, so a row is added by implementing
+//! the trait and listing it in [`run`].
+
+// HopSlotMap is deprecated upstream but still a peer people use: it keeps its row.
+#![allow(deprecated)]
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use dod::{Handle, Handle32, HandleMap, Pool};
+use slotmap::{DefaultKey, DenseSlotMap, HopSlotMap, SlotMap};
+
+use crate::harness::{median, per_elem, progress, time, Config, Table};
+
+/// The item: 16 bytes.
+pub(crate) type Item = [u64; 2];
+
+const COLUMNS: [&str; 8] = [
+    "create",
+    "iterate",
+    "lookup (insertion order)",
+    "lookup (random order)",
+    "remove all (random order)",
+    "churn",
+    "iterate (50 % removed)",
+    "clear",
+];
+
+/// One row of the table: a container of [`Item`]s addressed by keys.
+pub(crate) trait Contender {
+    /// The row's name.
+    const NAME: &'static str;
+    /// Whether items can be removed (the `Vec<T>` floor cannot).
+    const REMOVES: bool = true;
+    /// The largest item count it can hold.
+    const MAX: usize = usize::MAX;
+    /// Its key.
+    type Key: Copy;
+
+    fn new() -> Self;
+    fn insert(&mut self, v: Item) -> Self::Key;
+    fn get(&self, k: Self::Key) -> Option<&Item>;
+    fn remove(&mut self, k: Self::Key) -> Option<Item>;
+    /// Visits every item.
+    fn sum(&self) -> u64;
+    fn clear(&mut self);
+}
+
+impl<K: dod::Key> Contender for Pool<Item, K> {
+    const NAME: &'static str = if K::MAX_SLOTS == u16::MAX as u32 {
+        "dod::Pool<_, Handle32>"
+    } else {
+        "dod::Pool"
+    };
+    const MAX: usize = K::MAX_SLOTS as usize;
+    type Key = K;
+
+    fn new() -> Self {
+        Pool::with_key()
+    }
+    #[inline]
+    fn insert(&mut self, v: Item) -> K {
+        Pool::insert(self, v)
+    }
+    #[inline]
+    fn get(&self, k: K) -> Option<&Item> {
+        Pool::get(self, k)
+    }
+    #[inline]
+    fn remove(&mut self, k: K) -> Option<Item> {
+        Pool::remove(self, k)
+    }
+    fn sum(&self) -> u64 {
+        self.values().fold(0, |a, v| a.wrapping_add(v[0]))
+    }
+    fn clear(&mut self) {
+        Pool::clear(self)
+    }
+}
+
+/// dod's dense map, for comparison: items packed, removal moves the last one.
+impl Contender for HandleMap<Item> {
+    const NAME: &'static str = "dod::HandleMap";
+    type Key = Handle;
+
+    fn new() -> Self {
+        HandleMap::new()
+    }
+    #[inline]
+    fn insert(&mut self, v: Item) -> Handle {
+        HandleMap::insert(self, v)
+    }
+    #[inline]
+    fn get(&self, k: Handle) -> Option<&Item> {
+        HandleMap::get(self, k)
+    }
+    #[inline]
+    fn remove(&mut self, k: Handle) -> Option<Item> {
+        HandleMap::remove(self, k)
+    }
+    fn sum(&self) -> u64 {
+        self.values().iter().fold(0, |a, v| a.wrapping_add(v[0]))
+    }
+    fn clear(&mut self) {
+        HandleMap::clear(self)
+    }
+}
+
+/// The floor: a plain vector indexed by position; it cannot remove.
+impl Contender for Vec<Item> {
+    const NAME: &'static str = "Vec<T> (floor)";
+    const REMOVES: bool = false;
+    type Key = usize;
+
+    fn new() -> Self {
+        Vec::new()
+    }
+    #[inline]
+    fn insert(&mut self, v: Item) -> usize {
+        self.push(v);
+        self.len() - 1
+    }
+    #[inline]
+    fn get(&self, k: usize) -> Option<&Item> {
+        self.as_slice().get(k)
+    }
+    fn remove(&mut self, _: usize) -> Option<Item> {
+        None
+    }
+    fn sum(&self) -> u64 {
+        self.iter().fold(0, |a, v| a.wrapping_add(v[0]))
+    }
+    fn clear(&mut self) {
+        Vec::clear(self)
+    }
+}
+
+macro_rules! slotmap_contender {
+    ($ty:ident, $name:literal) => {
+        impl Contender for $ty<DefaultKey, Item> {
+            const NAME: &'static str = $name;
+            type Key = DefaultKey;
+
+            fn new() -> Self {
+                $ty::with_key()
+            }
+            #[inline]
+            fn insert(&mut self, v: Item) -> DefaultKey {
+                $ty::insert(self, v)
+            }
+            #[inline]
+            fn get(&self, k: DefaultKey) -> Option<&Item> {
+                $ty::get(self, k)
+            }
+            #[inline]
+            fn remove(&mut self, k: DefaultKey) -> Option<Item> {
+                $ty::remove(self, k)
+            }
+            fn sum(&self) -> u64 {
+                self.values().fold(0, |a, v| a.wrapping_add(v[0]))
+            }
+            fn clear(&mut self) {
+                $ty::clear(self)
+            }
+        }
+    };
+}
+
+slotmap_contender!(SlotMap, "slotmap::SlotMap");
+slotmap_contender!(HopSlotMap, "slotmap::HopSlotMap");
+slotmap_contender!(DenseSlotMap, "slotmap::DenseSlotMap");
+
+fn filled<C: Contender>(n: usize) -> (C, Vec<C::Key>) {
+    let mut c = C::new();
+    let keys = (0..n).map(|i| c.insert([i as u64, !(i as u64)])).collect();
+    (c, keys)
+}
+
+fn ns(d: Duration, n: usize) -> Option<f64> {
+    Some(per_elem(d, n))
+}
+
+/// Measures every column for one contender; `None` where it does not apply.
+fn measure<C: Contender>(cfg: &Config, n: usize) -> Vec<Option<f64>> {
+    if n > C::MAX {
+        return vec![None; COLUMNS.len()];
+    }
+    progress(format!("pool: {} at N = {n}", C::NAME));
+    let reps = cfg.reps;
+    let mut rng = cfg.rng("pool order");
+    let order = rng.permutation(n);
+    let churn: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
+    let mut cells = Vec::with_capacity(COLUMNS.len());
+
+    // create
+    cells.push(ns(
+        median(reps, || {
+            let (d, c) = time(|| filled::<C>(n));
+            drop(c);
+            d
+        }),
+        n,
+    ));
+    let (c, keys) = filled::<C>(n);
+    // iterate
+    cells.push(ns(median(reps, || time(|| c.sum()).0), n));
+    // lookup in insertion order
+    cells.push(ns(
+        median(reps, || {
+            time(|| {
+                keys.iter()
+                    .fold(0u64, |a, &k| a.wrapping_add(c.get(k).map_or(0, |v| v[1])))
+            })
+            .0
+        }),
+        n,
+    ));
+    // lookup in random order
+    let shuffled: Vec<C::Key> = order.iter().map(|&i| keys[i]).collect();
+    cells.push(ns(
+        median(reps, || {
+            time(|| {
+                shuffled
+                    .iter()
+                    .fold(0u64, |a, &k| a.wrapping_add(c.get(k).map_or(0, |v| v[1])))
+            })
+            .0
+        }),
+        n,
+    ));
+    drop(c);
+    if C::REMOVES {
+        // remove all in random order
+        cells.push(ns(
+            median(reps, || {
+                let (mut c, keys) = filled::<C>(n);
+                let shuffled: Vec<C::Key> = order.iter().map(|&i| keys[i]).collect();
+                let d = time(|| {
+                    shuffled.iter().fold(0u64, |a, &k| {
+                        a.wrapping_add(c.remove(k).map_or(0, |v| v[0]))
+                    })
+                })
+                .0;
+                black_box(&c);
+                d
+            }),
+            n,
+        ));
+        // churn: N rounds of removing a random live item and inserting one
+        cells.push(ns(
+            median(reps, || {
+                let (mut c, mut keys) = filled::<C>(n);
+                let d = time(|| {
+                    for (r, &j) in churn.iter().enumerate() {
+                        c.remove(keys[j]);
+                        keys[j] = c.insert([r as u64, 0]);
+                    }
+                })
+                .0;
+                black_box(&c);
+                d
+            }),
+            n,
+        ));
+        // iterate with half the items removed (random half)
+        let (mut c, keys) = filled::<C>(n);
+        for &i in &order[..n / 2] {
+            c.remove(keys[i]);
+        }
+        cells.push(ns(median(reps, || time(|| c.sum()).0), n - n / 2));
+    } else {
+        cells.extend([None, None, None]);
+    }
+    // clear
+    cells.push(ns(
+        median(reps, || {
+            let (mut c, _) = filled::<C>(n);
+            let d = time(|| c.clear()).0;
+            black_box(&c);
+            d
+        }),
+        n,
+    ));
+    cells
+}
+
+fn table(cfg: &Config, n: usize) -> Table {
+    let mut t = Table::new(
+        "pool",
+        format!("Pool: {n} items of 16 bytes"),
+        "ns per item (median)",
+    )
+    .columns(&COLUMNS);
+    t.row(
+        <Pool<Item, Handle>>::NAME,
+        measure::<Pool<Item, Handle>>(cfg, n),
+    );
+    t.row(
+        <Pool<Item, Handle32>>::NAME,
+        measure::<Pool<Item, Handle32>>(cfg, n),
+    );
+    t.row(<HandleMap<Item>>::NAME, measure::<HandleMap<Item>>(cfg, n));
+    t.row(<Vec<Item>>::NAME, measure::<Vec<Item>>(cfg, n));
+    t.row(
+        <SlotMap<DefaultKey, Item>>::NAME,
+        measure::<SlotMap<DefaultKey, Item>>(cfg, n),
+    );
+    t.row(
+        <HopSlotMap<DefaultKey, Item>>::NAME,
+        measure::<HopSlotMap<DefaultKey, Item>>(cfg, n),
+    );
+    t.row(
+        <DenseSlotMap<DefaultKey, Item>>::NAME,
+        measure::<DenseSlotMap<DefaultKey, Item>>(cfg, n),
+    );
+    let verdict = |col: &str, limit: f64| match t.ratio("dod::Pool", "slotmap::SlotMap", col) {
+        Some(r) => format!(
+            "{col}: Pool / SlotMap = {r:.2}x (target <= {limit}x: {})",
+            if r <= limit { "met" } else { "not met" }
+        ),
+        None => format!("{col}: not measured"),
+    };
+    let verdicts = [
+        verdict("lookup (random order)", 1.1),
+        verdict("remove all (random order)", 1.1),
+        verdict("churn", 1.2),
+        verdict("iterate (50 % removed)", 0.8),
+    ];
+    for v in verdicts {
+        t.note(v);
+    }
+    t.note(
+        "churn: N rounds of removing a random live item and inserting a new one. \
+         iterate (50 % removed): a random half of the items removed, ns per remaining item. \
+         Pool<_, Handle32> holds at most 65 535 items (— above that). Targets: Pool random \
+         lookup and remove within 1.1x of slotmap::SlotMap, churn within 1.2x, iterate with \
+         50 % removed at most 0.8x.",
+    );
+    t
+}
+
+pub(crate) fn run(cfg: &Config) -> Vec<Table> {
+    let n = cfg.n_or(100_000, 10_000);
+    let mut tables = vec![table(cfg, n)];
+    if n > <Handle32 as dod::Key>::MAX_SLOTS as usize {
+        // A second size where the 32-bit handles fit.
+        tables.push(table(cfg, 60_000));
+    }
+    tables
+}

@@ -1,0 +1,432 @@
+//! The [`Bits`] trait and the lazy expressions built with it.
+//!
+//! An expression is a small struct holding its operands (references to sets, or other
+//! expressions); it computes a word of the result when asked, so `a.and(&b).and_not(&c)` walks
+//! the three sets once, word by word, and allocates nothing. Expressions also combine the
+//! operands' summaries, so iterating `a.and(&b)` skips every region where either is empty.
+
+use super::iter::{Blocks, Iter};
+use super::{summary_levels, words_for, BitSet};
+
+/// Anything that reads like a bit set: `&`[`BitSet`] and the lazy expressions
+/// [`And`], [`Or`], [`AndNot`], [`Xor`] and [`Not`].
+///
+/// Implementors provide three reads (the universe, a word, a summary word); iteration,
+/// counting and combination are provided on top of them. Expressions are `Copy` when their
+/// operands are, and cost nothing until iterated.
+///
+/// # Example
+///
+/// ```
+/// use dod::{BitSet, Bits};
+///
+/// let alive: BitSet = (0..10).collect();
+/// let bullets: BitSet = [1, 2, 3, 8].into_iter().collect();
+/// let lasers: BitSet = [3, 4].into_iter().collect();
+/// let tracers: BitSet = [2].into_iter().collect();
+/// let hot = alive.and(bullets.or(&lasers)).and_not(&tracers);
+/// assert_eq!(hot.iter().collect::<Vec<_>>(), [1, 3, 4, 8]);
+/// assert_eq!(hot.count(), 4);
+/// assert!(!hot.is_empty());
+/// ```
+pub trait Bits {
+    /// Every index of the set is below the universe. For binary expressions it is the larger
+    /// of the operands' universes; [`not`](Bits::not) complements within it.
+    fn universe(&self) -> usize;
+
+    /// Word `i`: bit `j` is index `64 * i + j`. Zero for words past the universe, and the bits
+    /// past the universe are zero.
+    fn word(&self, i: usize) -> u64;
+
+    /// Word `i` of summary layer `level`, a superset hint for skipping empty regions: bit `j`
+    /// of layer 0 word `i` must be set if [`word`](Bits::word)`(64 * i + j)` is non-zero; bit
+    /// `j` of layer `l + 1` word `i` must be set if layer `l` word `64 * i + j` is non-zero.
+    /// Setting more bits than needed is allowed (it only costs time).
+    fn summary(&self, level: usize, i: usize) -> u64;
+
+    /// The indices in ascending order.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2, 3].into_iter().collect();
+    /// let b: BitSet = [2].into_iter().collect();
+    /// assert_eq!(a.and_not(&b).iter().collect::<Vec<_>>(), [1, 3]);
+    /// ```
+    #[inline]
+    fn iter(self) -> Iter<Self>
+    where
+        Self: Sized,
+    {
+        Iter::new(self)
+    }
+
+    /// The indices `>= from` in ascending order.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 200, 300].into_iter().collect();
+    /// let b: BitSet = [200, 300].into_iter().collect();
+    /// assert_eq!(a.and(&b).iter_from(201).collect::<Vec<_>>(), [300]);
+    /// ```
+    #[inline]
+    fn iter_from(self, from: usize) -> Iter<Self>
+    where
+        Self: Sized,
+    {
+        Iter::from(self, from)
+    }
+
+    /// The non-zero words as `(base, word)`.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 3, 64].into_iter().collect();
+    /// let b: BitSet = [3, 64].into_iter().collect();
+    /// assert_eq!(a.and(&b).blocks().collect::<Vec<_>>(), [(0, 0b1000), (64, 1)]);
+    /// ```
+    #[inline]
+    fn blocks(self) -> Blocks<Self>
+    where
+        Self: Sized,
+    {
+        Blocks::new(self)
+    }
+
+    /// Calls `f` with every index, ascending.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [5, 6].into_iter().collect();
+    /// let mut seen = Vec::new();
+    /// a.not().for_each(|i| seen.push(i));
+    /// assert_eq!(seen, [0, 1, 2, 3, 4]);
+    /// ```
+    #[inline]
+    fn for_each(self, mut f: impl FnMut(usize))
+    where
+        Self: Sized,
+    {
+        self.blocks().fold_words((), |(), base, mut w| {
+            while w != 0 {
+                f(base + w.trailing_zeros() as usize);
+                w &= w - 1;
+            }
+        })
+    }
+
+    /// The number of indices. O(1) for a `&BitSet`; O(non-empty words) for an expression.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = (0..100).collect();
+    /// let b: BitSet = (50..200).collect();
+    /// assert_eq!(a.xor(&b).count(), 150);
+    /// ```
+    #[inline]
+    fn count(self) -> usize
+    where
+        Self: Sized,
+    {
+        self.blocks()
+            .fold_words(0, |n, _, w| n + w.count_ones() as usize)
+    }
+
+    /// Whether no index is in the set: exact, it stops at the first non-zero word.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [3].into_iter().collect();
+    /// assert!(a.and(&b).is_empty());
+    /// assert!(!a.or(&b).is_empty());
+    /// ```
+    // Expressions are small `Copy` views, taken by value like iterators.
+    #[allow(clippy::wrong_self_convention)]
+    #[inline]
+    fn is_empty(self) -> bool
+    where
+        Self: Sized,
+    {
+        self.blocks().next().is_none()
+    }
+
+    /// Whether `index` is in the set. O(1) per operand.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// assert!(a.not().contains(0));
+    /// assert!(!a.not().contains(2));
+    /// assert!(!a.not().contains(3)); // past the universe
+    /// ```
+    #[inline]
+    fn contains(self, index: usize) -> bool
+    where
+        Self: Sized,
+    {
+        index < self.universe() && self.word(index >> 6) & (1 << (index & 63)) != 0
+    }
+
+    /// The set as a new [`BitSet`] with the same universe. O(n / 64).
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [2, 3].into_iter().collect();
+    /// let u = a.or(&b).to_bitset();
+    /// assert_eq!(u, [1, 2, 3].into_iter().collect());
+    /// ```
+    fn to_bitset(self) -> BitSet
+    where
+        Self: Sized,
+    {
+        let universe = self.universe();
+        let words = (0..words_for(universe)).map(|i| self.word(i)).collect();
+        BitSet::from_words_unchecked(words, universe)
+    }
+
+    /// The lazy intersection.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [2, 3].into_iter().collect();
+    /// let c: BitSet = [2].into_iter().collect();
+    /// assert_eq!(a.or(&b).and(&c).iter().collect::<Vec<_>>(), [2]);
+    /// ```
+    #[inline]
+    fn and<B: Bits>(self, other: B) -> And<Self, B>
+    where
+        Self: Sized,
+    {
+        And { a: self, b: other }
+    }
+
+    /// The lazy union.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1].into_iter().collect();
+    /// let b: BitSet = [2].into_iter().collect();
+    /// let c: BitSet = [3].into_iter().collect();
+    /// assert_eq!(a.or(&b).or(&c).count(), 3);
+    /// ```
+    #[inline]
+    fn or<B: Bits>(self, other: B) -> Or<Self, B>
+    where
+        Self: Sized,
+    {
+        Or { a: self, b: other }
+    }
+
+    /// The lazy difference: indices of `self` not in `other`.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2, 3].into_iter().collect();
+    /// let b: BitSet = [1].into_iter().collect();
+    /// let c: BitSet = [3].into_iter().collect();
+    /// assert_eq!(a.and_not(&b).and_not(&c).iter().collect::<Vec<_>>(), [2]);
+    /// ```
+    #[inline]
+    fn and_not<B: Bits>(self, other: B) -> AndNot<Self, B>
+    where
+        Self: Sized,
+    {
+        AndNot { a: self, b: other }
+    }
+
+    /// The lazy symmetric difference.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [2].into_iter().collect();
+    /// assert_eq!(a.xor(&b).xor(&b).count(), 2);
+    /// ```
+    #[inline]
+    fn xor<B: Bits>(self, other: B) -> Xor<Self, B>
+    where
+        Self: Sized,
+    {
+        Xor { a: self, b: other }
+    }
+
+    /// The lazy complement within [`universe`](Bits::universe).
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [0, 1].into_iter().collect();
+    /// let b = BitSet::with_universe(4);
+    /// assert_eq!(a.or(&b).not().iter().collect::<Vec<_>>(), [2, 3]);
+    /// ```
+    #[inline]
+    fn not(self) -> Not<Self>
+    where
+        Self: Sized,
+    {
+        Not { a: self }
+    }
+}
+
+/// The lazy intersection of two sets; made by [`Bits::and`]. Its universe is the larger one.
+///
+/// ```
+/// use dod::{BitSet, Bits};
+/// let a: BitSet = [1, 2].into_iter().collect();
+/// let b: BitSet = [2, 3].into_iter().collect();
+/// let both = a.and(&b);
+/// assert_eq!(both.count(), 1);
+/// for i in both {
+///     assert_eq!(i, 2);
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct And<A, B> {
+    a: A,
+    b: B,
+}
+
+/// The lazy union of two sets; made by [`Bits::or`].
+///
+/// ```
+/// use dod::{BitSet, Bits};
+/// let a: BitSet = [1].into_iter().collect();
+/// let b: BitSet = [2].into_iter().collect();
+/// assert_eq!(a.or(&b).into_iter().collect::<Vec<_>>(), [1, 2]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Or<A, B> {
+    a: A,
+    b: B,
+}
+
+/// The lazy difference of two sets; made by [`Bits::and_not`].
+///
+/// ```
+/// use dod::{BitSet, Bits};
+/// let a: BitSet = [1, 2].into_iter().collect();
+/// let b: BitSet = [2].into_iter().collect();
+/// assert_eq!(a.and_not(&b).into_iter().collect::<Vec<_>>(), [1]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct AndNot<A, B> {
+    a: A,
+    b: B,
+}
+
+/// The lazy symmetric difference of two sets; made by [`Bits::xor`].
+///
+/// ```
+/// use dod::{BitSet, Bits};
+/// let a: BitSet = [1, 2].into_iter().collect();
+/// let b: BitSet = [2, 3].into_iter().collect();
+/// assert_eq!(a.xor(&b).into_iter().collect::<Vec<_>>(), [1, 3]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Xor<A, B> {
+    a: A,
+    b: B,
+}
+
+/// The lazy complement of a set within its universe; made by [`Bits::not`].
+///
+/// ```
+/// use dod::{BitSet, Bits};
+/// let a = BitSet::from_words(vec![0b10], 3).unwrap();
+/// assert_eq!(a.not().into_iter().collect::<Vec<_>>(), [0, 2]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Not<A> {
+    a: A,
+}
+
+macro_rules! binary {
+    ($name:ident, |$x:ident, $y:ident| $word:expr, |$sa:ident, $sb:ident| $summary:expr) => {
+        impl<A: Bits, B: Bits> Bits for $name<A, B> {
+            #[inline]
+            fn universe(&self) -> usize {
+                self.a.universe().max(self.b.universe())
+            }
+
+            #[inline]
+            fn word(&self, i: usize) -> u64 {
+                let $x = self.a.word(i);
+                let $y = self.b.word(i);
+                $word
+            }
+
+            #[inline]
+            fn summary(&self, level: usize, i: usize) -> u64 {
+                let $sa = || self.a.summary(level, i);
+                let $sb = || self.b.summary(level, i);
+                $summary
+            }
+        }
+
+        impl<A: Bits, B: Bits> IntoIterator for $name<A, B> {
+            type Item = usize;
+            type IntoIter = Iter<Self>;
+
+            #[inline]
+            fn into_iter(self) -> Iter<Self> {
+                Iter::new(self)
+            }
+        }
+    };
+}
+
+binary!(And, |x, y| x & y, |sa, sb| sa() & sb());
+binary!(Or, |x, y| x | y, |sa, sb| sa() | sb());
+binary!(AndNot, |x, y| x & !y, |sa, _sb| sa());
+binary!(Xor, |x, y| x ^ y, |sa, sb| sa() | sb());
+
+impl<A: Bits> Bits for Not<A> {
+    #[inline]
+    fn universe(&self) -> usize {
+        self.a.universe()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> u64 {
+        let u = self.a.universe();
+        let n = words_for(u);
+        if i >= n {
+            0
+        } else if i + 1 == n && u % 64 != 0 {
+            !self.a.word(i) & ((1u64 << (u % 64)) - 1)
+        } else {
+            !self.a.word(i)
+        }
+    }
+
+    #[inline]
+    fn summary(&self, level: usize, i: usize) -> u64 {
+        // Every word may be non-zero: all bits of the items that exist at this layer.
+        let mut items = words_for(self.a.universe());
+        for _ in 0..level {
+            items = items.div_ceil(64);
+        }
+        if level >= summary_levels(words_for(self.a.universe())) {
+            return u64::from(i == 0 && items > 0);
+        }
+        let first = i.saturating_mul(64);
+        if first >= items {
+            0
+        } else if items - first >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << (items - first)) - 1
+        }
+    }
+}
+
+impl<A: Bits> IntoIterator for Not<A> {
+    type Item = usize;
+    type IntoIter = Iter<Self>;
+
+    #[inline]
+    fn into_iter(self) -> Iter<Self> {
+        Iter::new(self)
+    }
+}

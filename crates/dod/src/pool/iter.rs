@@ -1,0 +1,397 @@
+//! Iterators over a [`Pool`]: every one walks the alive flags, so holes cost nothing but
+//! their bits.
+
+use core::iter::FusedIterator;
+use core::marker::PhantomData;
+use core::mem;
+
+use super::{slot_generation, Pool, Slot, GEN_MASK};
+use crate::bits::{self, BitSet};
+use crate::key::Key;
+
+#[inline]
+fn key_of<K: Key>(i: usize, tag: u32, type_id: u16) -> K {
+    K::from_parts(i as u32, slot_generation(tag & GEN_MASK), type_id)
+}
+
+/// An iterator over `(key, &item)` in slot order; made by [`Pool::iter`].
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// let h = pool.insert('a');
+/// let mut it = pool.iter();
+/// assert_eq!(it.len(), 1);
+/// assert_eq!(it.next(), Some((h, &'a')));
+/// assert_eq!(it.next(), None);
+/// ```
+pub struct Iter<'a, T, K: Key> {
+    bits: bits::Iter<&'a BitSet>,
+    slots: &'a [Slot<T>],
+    left: usize,
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<'a, T, K: Key> Iter<'a, T, K> {
+    pub(super) fn new(pool: &'a Pool<T, K>) -> Self {
+        Iter {
+            bits: pool.alive.iter(),
+            slots: &pool.slots,
+            left: pool.len,
+            type_id: pool.type_id,
+            _key: PhantomData,
+        }
+    }
+}
+
+impl<'a, T, K: Key> Iterator for Iter<'a, T, K> {
+    type Item = (K, &'a T);
+
+    #[inline]
+    fn next(&mut self) -> Option<(K, &'a T)> {
+        let i = self.bits.next()?;
+        self.left -= 1;
+        let slot = &self.slots[i];
+        // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
+        Some((key_of(i, slot.tag, self.type_id), unsafe {
+            slot.value.assume_init_ref()
+        }))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for Iter<'_, T, K> {}
+impl<T, K: Key> FusedIterator for Iter<'_, T, K> {}
+
+impl<T, K: Key> Clone for Iter<'_, T, K> {
+    fn clone(&self) -> Self {
+        Iter {
+            bits: self.bits.clone(),
+            slots: self.slots,
+            left: self.left,
+            type_id: self.type_id,
+            _key: PhantomData,
+        }
+    }
+}
+
+/// An iterator over the keys in slot order; made by [`Pool::keys`].
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// let h = pool.insert(0u8);
+/// assert_eq!(pool.keys().next(), Some(h));
+/// ```
+pub struct Keys<'a, T, K: Key> {
+    inner: Iter<'a, T, K>,
+}
+
+impl<'a, T, K: Key> Keys<'a, T, K> {
+    pub(super) fn new(pool: &'a Pool<T, K>) -> Self {
+        Keys {
+            inner: Iter::new(pool),
+        }
+    }
+}
+
+impl<T, K: Key> Iterator for Keys<'_, T, K> {
+    type Item = K;
+
+    #[inline]
+    fn next(&mut self) -> Option<K> {
+        let i = self.inner.bits.next()?;
+        self.inner.left -= 1;
+        Some(key_of(i, self.inner.slots[i].tag, self.inner.type_id))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for Keys<'_, T, K> {}
+impl<T, K: Key> FusedIterator for Keys<'_, T, K> {}
+
+/// An iterator over the items in slot order; made by [`Pool::values`].
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// pool.insert(2);
+/// pool.insert(3);
+/// assert_eq!(pool.values().product::<i32>(), 6);
+/// ```
+pub struct Values<'a, T> {
+    bits: bits::Iter<&'a BitSet>,
+    slots: &'a [Slot<T>],
+    left: usize,
+}
+
+impl<'a, T> Values<'a, T> {
+    pub(super) fn new<K: Key>(pool: &'a Pool<T, K>) -> Self {
+        Values {
+            bits: pool.alive.iter(),
+            slots: &pool.slots,
+            left: pool.len,
+        }
+    }
+}
+
+impl<'a, T> Iterator for Values<'a, T> {
+    type Item = &'a T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a T> {
+        let i = self.bits.next()?;
+        self.left -= 1;
+        // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
+        Some(unsafe { self.slots[i].value.assume_init_ref() })
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+
+    #[inline]
+    fn fold<Acc, F: FnMut(Acc, &'a T) -> Acc>(self, init: Acc, mut f: F) -> Acc {
+        let slots = self.slots;
+        self.bits.fold(init, move |acc, i| {
+            // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
+            f(acc, unsafe { slots[i].value.assume_init_ref() })
+        })
+    }
+}
+
+impl<T> ExactSizeIterator for Values<'_, T> {}
+impl<T> FusedIterator for Values<'_, T> {}
+
+/// An iterator over `(key, &mut item)` in slot order; made by [`Pool::iter_mut`].
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// let h = pool.insert(1);
+/// for (k, v) in pool.iter_mut() {
+///     assert_eq!(k, h);
+///     *v = 2;
+/// }
+/// assert_eq!(pool[h], 2);
+/// ```
+pub struct IterMut<'a, T, K: Key> {
+    bits: bits::Iter<&'a BitSet>,
+    /// The slots from `offset` on; indices come in ascending order, so each step splits off
+    /// the slot it yields and keeps the rest.
+    rest: &'a mut [Slot<T>],
+    offset: usize,
+    left: usize,
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<'a, T, K: Key> IterMut<'a, T, K> {
+    pub(super) fn new(pool: &'a mut Pool<T, K>) -> Self {
+        IterMut {
+            bits: pool.alive.iter(),
+            rest: &mut pool.slots,
+            offset: 0,
+            left: pool.len,
+            type_id: pool.type_id,
+            _key: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn next_slot(&mut self) -> Option<(usize, &'a mut Slot<T>)> {
+        let i = self.bits.next()?;
+        self.left -= 1;
+        let rest = mem::take(&mut self.rest);
+        let (slot, tail) = rest[i - self.offset..].split_first_mut()?;
+        self.rest = tail;
+        self.offset = i + 1;
+        Some((i, slot))
+    }
+}
+
+impl<'a, T, K: Key> Iterator for IterMut<'a, T, K> {
+    type Item = (K, &'a mut T);
+
+    #[inline]
+    fn next(&mut self) -> Option<(K, &'a mut T)> {
+        let (i, slot) = self.next_slot()?;
+        let key = key_of(i, slot.tag, self.type_id);
+        // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
+        Some((key, unsafe { slot.value.assume_init_mut() }))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for IterMut<'_, T, K> {}
+impl<T, K: Key> FusedIterator for IterMut<'_, T, K> {}
+
+/// An iterator over the items, mutably, in slot order; made by [`Pool::values_mut`].
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// pool.insert(1);
+/// for v in pool.values_mut() {
+///     *v += 1;
+/// }
+/// assert_eq!(pool.values().next(), Some(&2));
+/// ```
+pub struct ValuesMut<'a, T> {
+    inner: IterMut<'a, T, crate::Handle>,
+}
+
+impl<'a, T> ValuesMut<'a, T> {
+    pub(super) fn new<K: Key>(pool: &'a mut Pool<T, K>) -> Self {
+        ValuesMut {
+            inner: IterMut {
+                bits: pool.alive.iter(),
+                rest: &mut pool.slots,
+                offset: 0,
+                left: pool.len,
+                type_id: 0,
+                _key: PhantomData,
+            },
+        }
+    }
+}
+
+impl<'a, T> Iterator for ValuesMut<'a, T> {
+    type Item = &'a mut T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a mut T> {
+        let (_, slot) = self.inner.next_slot()?;
+        // SAFETY: the slot is alive, so occupied and initialised (invariant 1).
+        Some(unsafe { slot.value.assume_init_mut() })
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl<T> ExactSizeIterator for ValuesMut<'_, T> {}
+impl<T> FusedIterator for ValuesMut<'_, T> {}
+
+/// Removes and yields every `(key, item)` in slot order; made by [`Pool::drain`]. The items it
+/// does not yield are dropped with it. If it is leaked instead, they stay in the pool.
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// pool.insert(1);
+/// pool.insert(2);
+/// let mut d = pool.drain();
+/// assert_eq!(d.next().map(|(_, v)| v), Some(1));
+/// drop(d);
+/// assert!(pool.is_empty());
+/// ```
+pub struct Drain<'a, T, K: Key> {
+    pool: &'a mut Pool<T, K>,
+    from: usize,
+}
+
+impl<'a, T, K: Key> Drain<'a, T, K> {
+    pub(super) fn new(pool: &'a mut Pool<T, K>) -> Self {
+        Drain { pool, from: 0 }
+    }
+}
+
+impl<T, K: Key> Iterator for Drain<'_, T, K> {
+    type Item = (K, T);
+
+    #[inline]
+    fn next(&mut self) -> Option<(K, T)> {
+        let i = self.pool.alive.next_one(self.from)?;
+        self.from = i + 1;
+        let key = key_of(i, self.pool.slots[i].tag, self.pool.type_id);
+        Some((key, self.pool.take(i)))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.pool.len, Some(self.pool.len))
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for Drain<'_, T, K> {}
+impl<T, K: Key> FusedIterator for Drain<'_, T, K> {}
+
+impl<T, K: Key> Drop for Drain<'_, T, K> {
+    fn drop(&mut self) {
+        for _ in self.by_ref() {}
+    }
+}
+
+/// The owning iterator of a pool: `(key, item)` in slot order; made by `into_iter`.
+///
+/// ```
+/// let mut pool = dod::Pool::new();
+/// let h = pool.insert(String::from("x"));
+/// let all: Vec<_> = pool.into_iter().collect();
+/// assert_eq!(all, [(h, String::from("x"))]);
+/// ```
+pub struct IntoIter<T, K: Key> {
+    pool: Pool<T, K>,
+    from: usize,
+}
+
+impl<T, K: Key> Iterator for IntoIter<T, K> {
+    type Item = (K, T);
+
+    #[inline]
+    fn next(&mut self) -> Option<(K, T)> {
+        let i = self.pool.alive.next_one(self.from)?;
+        self.from = i + 1;
+        let key = key_of(i, self.pool.slots[i].tag, self.pool.type_id);
+        Some((key, self.pool.take(i)))
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.pool.len, Some(self.pool.len))
+    }
+}
+
+impl<T, K: Key> ExactSizeIterator for IntoIter<T, K> {}
+impl<T, K: Key> FusedIterator for IntoIter<T, K> {}
+
+impl<T, K: Key> IntoIterator for Pool<T, K> {
+    type Item = (K, T);
+    type IntoIter = IntoIter<T, K>;
+
+    fn into_iter(self) -> IntoIter<T, K> {
+        IntoIter {
+            pool: self,
+            from: 0,
+        }
+    }
+}
+
+impl<'a, T, K: Key> IntoIterator for &'a Pool<T, K> {
+    type Item = (K, &'a T);
+    type IntoIter = Iter<'a, T, K>;
+
+    fn into_iter(self) -> Iter<'a, T, K> {
+        self.iter()
+    }
+}
+
+impl<'a, T, K: Key> IntoIterator for &'a mut Pool<T, K> {
+    type Item = (K, &'a mut T);
+    type IntoIter = IterMut<'a, T, K>;
+
+    fn into_iter(self) -> IterMut<'a, T, K> {
+        self.iter_mut()
+    }
+}
