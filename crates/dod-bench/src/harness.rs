@@ -181,7 +181,10 @@ impl Table {
     /// Markdown: each cell is the value and, in parentheses, its ratio to the column's best.
     pub fn to_markdown(&self) -> String {
         let mut s = format!("### {}\n\n", self.title);
-        s += &format!("{}; in parentheses, the ratio to the best row of the column.\n\n", self.unit);
+        s += &format!(
+            "{}; in parentheses, the ratio to the best row of the column.\n\n",
+            self.unit
+        );
         s += "| |";
         for c in &self.columns {
             s += &format!(" {c} |");

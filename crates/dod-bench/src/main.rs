@@ -32,10 +32,7 @@ struct Args {
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut names = Vec::new();
     let (mut n, mut quick, mut reps, mut seed, mut out) = (None, false, None, 1u64, None);
-    fn value<T: std::str::FromStr>(
-        flag: &str,
-        v: Option<String>,
-    ) -> Result<T, String> {
+    fn value<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
         v.parse().map_err(|_| format!("{flag}: cannot read {v:?}"))
     }
@@ -82,7 +79,10 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
         seed,
     };
     let out = out.unwrap_or_else(|| {
-        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/dod-report"))
+        PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../target/dod-report"
+        ))
     });
     Ok(Some(Args {
         sections: chosen,
@@ -105,7 +105,12 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
 }
 
-fn write_report(out: &PathBuf, header: &str, tables: &[Table], config: &Config) -> std::io::Result<()> {
+fn write_report(
+    out: &PathBuf,
+    header: &str,
+    tables: &[Table],
+    config: &Config,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     let mut md = String::from(header);
     for t in tables {
@@ -147,7 +152,11 @@ fn main() -> ExitCode {
         machine(),
         args.config.reps,
         args.config.seed,
-        if args.config.quick { " Quick run: small sizes, numbers are only a smoke test." } else { "" }
+        if args.config.quick {
+            " Quick run: small sizes, numbers are only a smoke test."
+        } else {
+            ""
+        }
     );
     println!("{header}");
     let mut tables = Vec::new();
@@ -160,7 +169,10 @@ fn main() -> ExitCode {
         tables.extend(ts);
     }
     if let Err(e) = write_report(&args.out, &header, &tables, &args.config) {
-        eprintln!("dod-bench: cannot write the report to {}: {e}", args.out.display());
+        eprintln!(
+            "dod-bench: cannot write the report to {}: {e}",
+            args.out.display()
+        );
         return ExitCode::FAILURE;
     }
     eprintln!("report written to {}", args.out.display());
@@ -177,7 +189,9 @@ mod tests {
 
     #[test]
     fn flags_are_read() {
-        let a = parse("--quick --n 50 --reps 2 --seed 9 --out /tmp/x").unwrap().unwrap();
+        let a = parse("--quick --n 50 --reps 2 --seed 9 --out /tmp/x")
+            .unwrap()
+            .unwrap();
         assert!(a.config.quick);
         assert_eq!(a.config.n, Some(50));
         assert_eq!(a.config.reps, 2);

@@ -593,7 +593,11 @@ mod tests {
         assert_eq!(Handle::from_bits(0), None);
         assert_eq!(Handle::from_bits(5), None, "generation 0");
         assert_eq!(Handle::from_bits(1 << 63 | 1 << 32), None, "reserved bit");
-        assert_eq!(Handle::from_bits(1 << 32 | 0xFFFF_FFFF), None, "index u32::MAX");
+        assert_eq!(
+            Handle::from_bits(1 << 32 | 0xFFFF_FFFF),
+            None,
+            "index u32::MAX"
+        );
         assert_eq!(Handle::new(0, 1, 0x8000), None);
     }
 

@@ -8,9 +8,11 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod data;
 mod error;
 pub mod key;
 
+pub use data::{DataComponent, DataKey, DataView};
 pub use error::CapacityError;
 pub use key::{Handle, Handle32, Key};
 
