@@ -12,7 +12,7 @@ pub mod data;
 mod error;
 pub mod key;
 
-pub use data::{DataComponent, DataKey, DataView};
+pub use data::{DataComponent, DataKey, DataStore, DataView};
 pub use error::CapacityError;
 pub use key::{Handle, Handle32, Key};
 

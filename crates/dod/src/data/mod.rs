@@ -25,15 +25,18 @@
 //! input and return a [`DecodeError`] naming what was wrong. Once they succeed, no accessor
 //! can panic or read out of place.
 
+mod buddy;
 mod component;
 mod patch;
 mod path;
 mod raw;
+mod store;
 mod value;
 
 pub use component::{DataComponent, DataView, Iter};
 pub use patch::Patch;
 pub use path::DataKey;
+pub use store::DataStore;
 pub use value::{Floats, FloatsIter, OwnedValue, Value, ValueType};
 
 use core::fmt;
@@ -94,6 +97,12 @@ pub enum DecodeError {
         /// The entity index whose block it is.
         entity: u32,
     },
+    /// A store's slot holds a key its key type cannot have (generation 0, a type id out of
+    /// range, an index past the last slot).
+    BadKey {
+        /// The entity index.
+        entity: u32,
+    },
     /// The component of this entity is invalid.
     InEntity {
         /// The entity index.
@@ -127,6 +136,7 @@ impl fmt::Display for DecodeError {
             DecodeError::BadBlock { entity } => {
                 write!(f, "entity {entity}: block misplaced or overlapping another")
             }
+            DecodeError::BadKey { entity } => write!(f, "entity {entity}: impossible key"),
             DecodeError::InEntity { entity, error } => write!(f, "entity {entity}: {error}"),
         }
     }
