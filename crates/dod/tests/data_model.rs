@@ -245,5 +245,5 @@ fn corrupted_bytes_never_panic() {
 fn value_conversions() {
     let v = OwnedValue::String("x".into());
     assert_eq!(Value::from(&v), Value::Str("x"));
-    assert_eq!(Value::F32(0.0) == Value::F32(-0.0), false);
+    assert_ne!(Value::F32(0.0), Value::F32(-0.0));
 }

@@ -27,6 +27,9 @@
 
 mod buddy;
 mod component;
+#[cfg(feature = "json")]
+mod json;
+mod names;
 mod patch;
 mod path;
 mod raw;
@@ -34,6 +37,9 @@ mod store;
 mod value;
 
 pub use component::{DataComponent, DataView, Iter};
+#[cfg(feature = "json")]
+pub use json::JsonError;
+pub use names::{KeyNames, NameCollision, Named};
 pub use patch::Patch;
 pub use path::DataKey;
 pub use store::DataStore;

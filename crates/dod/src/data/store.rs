@@ -539,12 +539,14 @@ impl<K: Key> DataStore<K> {
     /// ```
     /// # use dod::data::DataStore;
     /// # use dod::Handle;
-    /// let mut s: DataStore = DataStore::new();
-    /// for i in 0..3 {
+    /// let mut s: DataStore = DataStore::with_capacity(4, 128); // room for four 32-byte blocks
+    /// for i in 0..4 {
     ///     s.insert(Handle::new(i, 1, 0).unwrap());
     /// }
     /// s.remove(Handle::new(1, 1, 0).unwrap());
-    /// assert_eq!(s.fragmentation(), 32); // the hole left by entity 1
+    /// s.remove(Handle::new(2, 1, 0).unwrap());
+    /// // Two free 32-byte blocks that are not buddies: a 64-byte request fits in neither.
+    /// assert_eq!(s.fragmentation(), 32);
     /// s.compact();
     /// assert_eq!(s.fragmentation(), 0);
     /// ```
