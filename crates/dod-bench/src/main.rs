@@ -5,8 +5,12 @@
 //! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR]
 //! ```
 
+mod alloc_counter;
 mod harness;
 mod sections;
+
+#[global_allocator]
+static ALLOC: alloc_counter::Counting = alloc_counter::Counting;
 
 use harness::{Config, Table};
 use std::path::PathBuf;

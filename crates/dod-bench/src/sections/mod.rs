@@ -2,6 +2,8 @@
 
 use crate::harness::{Config, Table};
 
+mod data;
+
 /// A named part of the report.
 pub struct Section {
     /// The name given on the command line.
@@ -13,4 +15,9 @@ pub struct Section {
 }
 
 /// Every section, in report order.
-pub const SECTIONS: &[Section] = &[];
+pub const SECTIONS: &[Section] = &[Section {
+    name: "data",
+    about:
+        "DataComponent and DataStore against a naive tree, serde_json, FxHashMap and flexbuffers",
+    run: data::run,
+}];

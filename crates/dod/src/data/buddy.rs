@@ -282,6 +282,11 @@ impl Buddy {
     /// `(offset, order)` pairs, sorted by offset, each aligned to its size and inside the
     /// arena. `Err(i)`: block `i` overlaps another.
     pub(crate) fn rebuild(arena: Vec<u8>, top: u8, blocks: &[(u32, u8)]) -> Result<Self, usize> {
+        for (i, w) in blocks.windows(2).enumerate() {
+            if w[0].0 as usize + block_size(w[0].1) > w[1].0 as usize {
+                return Err(i + 1);
+            }
+        }
         let mut b = Buddy::bits_only(arena, top);
         b.build(0, top, blocks, 0)?;
         Ok(b)
@@ -304,10 +309,12 @@ impl Buddy {
             [(bo, bord)] if *bo == off && *bord == o => return Ok(false),
             _ => {}
         }
-        if let Some(i) = blocks.iter().position(|&(_, bord)| bord >= o) {
-            return Err(first + i);
+        // Blocks are disjoint and aligned to their size, so a node holding more than one block,
+        // or one smaller than itself, holds only smaller blocks; a larger or equal one would
+        // start at the node's offset, so it would be the first.
+        if o == 0 || blocks[0].1 >= o {
+            return Err(first);
         }
-        // o >= 1 here: every block has a smaller order.
         self.set_split(off, o, true);
         let mid = off + block_size(o - 1) as u32;
         let cut = blocks.partition_point(|&(bo, _)| bo < mid);

@@ -529,8 +529,7 @@ impl<'a> DataView<'a> {
     /// ```
     #[inline]
     pub fn get(&self, key: impl Into<DataKey>) -> Option<Value<'a>> {
-        let i = raw::find(self.bytes, key.into()).ok()?;
-        raw::value_at(self.bytes, i)
+        raw::lookup(self.bytes, key.into())
     }
 
     /// The float at `key`; `None` if missing or of another type. O(log n).
