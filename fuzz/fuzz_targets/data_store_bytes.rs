@@ -52,9 +52,10 @@ fuzz_target!(|input: &[u8]| {
         rest.to_vec()
     } else {
         let mut b = build(first >> 1);
+        let len = b.len();
         for c in rest.chunks_exact(3) {
             let at = usize::from(u16::from_le_bytes([c[0], c[1]]));
-            if let Some(x) = b.get_mut(at % b.len().max(1)) {
+            if let Some(x) = b.get_mut(at % len) {
                 *x ^= c[2];
             }
         }
