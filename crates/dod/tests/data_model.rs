@@ -222,7 +222,8 @@ fn corrupted_bytes_never_panic() {
     c.set("color", &[0.0, 0.5, 0.5, 0.7]);
     c.set("drunk", true);
     let good = c.as_bytes().to_vec();
-    for i in 0..good.len() {
+    let step = if cfg!(miri) { 5 } else { 1 };
+    for i in (0..good.len()).step_by(step) {
         for bit in 0..8 {
             let mut b = good.clone();
             b[i] ^= 1 << bit;

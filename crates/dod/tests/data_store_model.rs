@@ -159,7 +159,8 @@ fn corrupted_store_bytes_never_panic() {
     }
     s.remove(h(2, 1));
     let good = s.to_bytes();
-    for i in 0..good.len() {
+    let step = if cfg!(miri) { 23 } else { 1 };
+    for i in (0..good.len()).step_by(step) {
         for bit in [0, 3, 5, 7] {
             let mut b = good.clone();
             b[i] ^= 1 << bit;

@@ -28,7 +28,20 @@ const FNV_PRIME: u32 = 0x0100_0193;
 /// [`DataKey::from_segments`]. `&str` converts into a `DataKey` with [`From`], so methods
 /// that take `impl Into<DataKey>` accept `"stats.health"` directly.
 ///
-/// The function is specified in the [module docs](self) and stable across versions.
+/// The hash is persisted in every component's bytes, so it is a specified function (hash id
+/// 1 of the format), stable across versions of the crate:
+///
+/// ```text
+/// FNV-1a 32: for each byte fed, h = (h ^ byte) * 0x0100_0193 (wrapping)
+/// ROOT       = 0x811C_9DC5 (the FNV offset basis): the empty path
+/// child(h, segment) = h fed with segment.len() as u32 (4 bytes, little-endian),
+///                     then with the segment's UTF-8 bytes
+/// path "a.b.c"      = child(child(child(ROOT, "a"), "b"), "c")
+/// ```
+///
+/// Each segment is prefixed with its length, so the segment `"a.b"` and the path `a.b` (two
+/// segments) hash differently. Test vectors: `name` = `0x428A5A8A`, `stats.health` =
+/// `0x94973C4F`, `stats.mana` = `0x01C0B9E8`, `status_effects.drunk` = `0x32737D55`.
 ///
 /// # Example
 ///
