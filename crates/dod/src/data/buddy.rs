@@ -240,6 +240,20 @@ impl Buddy {
         }
     }
 
+    /// Frees everything: the arena is zeroed and becomes one free block. Allocates nothing.
+    pub(crate) fn reset(&mut self) {
+        if self.arena.is_empty() {
+            return;
+        }
+        self.arena.fill(0);
+        for bits in self.pairs.iter_mut().chain(&mut self.splits) {
+            bits.fill(0);
+        }
+        self.heads = [NONE; ORDERS];
+        self.free_count = [0; ORDERS];
+        self.push_free(0, self.top);
+    }
+
     /// Zeroes, in `out` (a copy of the arena), the links of every free block: what is left
     /// of a free block is all zeros, so saved bytes depend only on the blocks in use.
     pub(crate) fn zero_links(&self, out: &mut [u8]) {

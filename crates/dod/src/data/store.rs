@@ -486,12 +486,7 @@ impl<K: Key> DataStore<K> {
     pub fn clear(&mut self) {
         self.slots.fill(Slot::default());
         self.len = 0;
-        if !self.buddy.arena.is_empty() {
-            let top = self.buddy.top;
-            let mut arena = core::mem::take(&mut self.buddy.arena);
-            arena.fill(0);
-            self.buddy = Buddy::rebuild(arena, top, &[]).unwrap_or_else(|_| Buddy::new());
-        }
+        self.buddy.reset();
     }
 
     /// The buffer's size in bytes. O(1).
