@@ -356,7 +356,14 @@ impl<K: Key> DataStore<K> {
         let start = off as usize;
         let block = &mut self.buddy.arena[start..start + block_size(o)];
         if let Err(need) = raw::set(block, key, &value) {
-            let (noff, no) = self.relocate(e.index() as usize, off, o, order_for(need).max(o + 1));
+            // Holes alone may be what is in the way: then a block of the same size, re-packed,
+            // has room. Otherwise the component moves at least one size up.
+            let to = if need <= block_size(o) {
+                o
+            } else {
+                order_for(need).max(o + 1)
+            };
+            let (noff, no) = self.relocate(e.index() as usize, off, o, to);
             let start = noff as usize;
             let block = &mut self.buddy.arena[start..start + block_size(no)];
             let done = raw::set(block, key, &value);
