@@ -376,35 +376,32 @@ pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
     let header = &b[HEADER..HEADER + ENTRY * n];
     let (keys, rest) = header.split_at(4 * n);
     let (values, tags) = rest.split_at(4 * n);
-    let le = |c: &[u8]| u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-    if let Some(i) = keys
-        .chunks_exact(4)
-        .zip(keys.chunks_exact(4).skip(1))
-        .position(|(a, b)| le(a) >= le(b))
-    {
-        return Err(DecodeError::KeysNotSorted {
-            entry: i as u32 + 1,
-        });
+    let le = |c: &[u8], i: usize| {
+        u32::from_le_bytes([c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]])
+    };
+    for i in 1..n {
+        if le(keys, i - 1) >= le(keys, i) {
+            return Err(DecodeError::KeysNotSorted { entry: i as u32 });
+        }
     }
     // Record extents, to find overlaps; on the stack for the common small component.
-    let mut small = [(0u32, 0u32); 32];
+    let mut small = [(0u32, 0u32); 16];
     let mut big = alloc::vec::Vec::new();
     let mut records = 0usize;
-    for (i, (v, &tag)) in values.chunks_exact(4).zip(tags).enumerate() {
-        let raw = le(v);
-        let unit = match ValueType::from_tag(tag) {
-            None => {
+    for (i, &tag) in tags.iter().enumerate() {
+        let raw = le(values, i);
+        // Tags: 0 bool, 1 f32, 2 string, 3 float array (ValueType::tag).
+        let unit = match tag {
+            0 if raw > 1 => return Err(DecodeError::BadBool { entry: i as u32 }),
+            0 | 1 => continue,
+            2 => 1,
+            3 => 4,
+            _ => {
                 return Err(DecodeError::BadTypeTag {
                     entry: i as u32,
                     tag,
                 })
             }
-            Some(ValueType::Bool) if raw > 1 => {
-                return Err(DecodeError::BadBool { entry: i as u32 })
-            }
-            Some(ValueType::Bool | ValueType::F32) => continue,
-            Some(ValueType::Str) => 1,
-            Some(ValueType::F32s) => 4,
         };
         let off = raw as usize;
         let out_of_range = || DecodeError::ValueOutOfRange { entry: i as u32 };
@@ -431,7 +428,9 @@ pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
     } else {
         &mut big
     };
-    extents.sort_unstable();
+    if extents.len() > 1 {
+        extents.sort_unstable();
+    }
     if extents.windows(2).any(|w| w[0].1 > w[1].0) {
         return Err(DecodeError::Overlap);
     }

@@ -698,7 +698,8 @@ impl<K: Key> DataStore<K> {
         }
         let arena = &bytes[slots_end..];
         let mut slots = Vec::with_capacity(slot_count);
-        let mut blocks: Vec<(u32, u8)> = Vec::with_capacity(live.min(slot_count));
+        // (block offset | order, entity index) of every component.
+        let mut order: Vec<(u32, u32)> = Vec::with_capacity(live.min(slot_count));
         for i in 0..slot_count {
             let s = Slot {
                 tag: rd(HEADER + 8 * i),
@@ -724,29 +725,30 @@ impl<K: Key> DataStore<K> {
                 {
                     return Err(bad);
                 }
-                let block = &arena[off as usize..off as usize + size];
-                raw::validate(block).map_err(|error| DecodeError::InEntity {
-                    entity: i as u32,
-                    error: alloc::boxed::Box::new(error),
-                })?;
-                blocks.push((off, o));
+                order.push((s.loc, i as u32));
             }
             slots.push(s);
         }
-        if blocks.len() != live {
+        if order.len() != live {
             return Err(DecodeError::BadCounts);
         }
-        blocks.sort_unstable();
+        // In buffer order, so the components are read front to back like a copy.
+        order.sort_unstable();
+        let mut blocks: Vec<(u32, u8)> = Vec::with_capacity(order.len());
+        for &(loc, i) in &order {
+            let (off, o) = Slot { tag: 1, loc }.block();
+            let block = &arena[off as usize..off as usize + block_size(o)];
+            raw::validate(block).map_err(|error| DecodeError::InEntity {
+                entity: i,
+                error: alloc::boxed::Box::new(error),
+            })?;
+            blocks.push((off, o));
+        }
         let buddy = if top == NO_ARENA {
             Buddy::new()
         } else {
-            Buddy::rebuild(arena.to_vec(), top, &blocks).map_err(|i| {
-                let off = blocks[i].0;
-                let entity = slots.iter().position(|s| s.tag != 0 && s.block().0 == off);
-                DecodeError::BadBlock {
-                    entity: entity.unwrap_or(0) as u32,
-                }
-            })?
+            Buddy::rebuild(arena.to_vec(), top, &blocks)
+                .map_err(|i| DecodeError::BadBlock { entity: order[i].1 })?
         };
         Ok(DataStore {
             buddy,
