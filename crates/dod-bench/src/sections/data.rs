@@ -66,15 +66,23 @@ fn specs(n: usize, rng: &mut Rng) -> Vec<Spec> {
         .collect()
 }
 
-/// What a get returns, reduced to a number all contenders agree on.
+/// What a get returns, reduced to a number all contenders agree on. The value is *used*:
+/// a string's first and last bytes are read, an array's floats summed, as a caller would.
 fn weigh(v: Option<Value<'_>>) -> f64 {
     match v {
         None => 0.0,
         Some(Value::Bool(b)) => f64::from(u8::from(b)) + 0.5,
         Some(Value::F32(f)) => f64::from(f),
-        Some(Value::Str(s)) => s.len() as f64 * 7.0,
-        Some(Value::F32s(a)) => a.len() as f64 * 11.0,
+        Some(Value::Str(s)) => str_weight(s),
+        Some(Value::F32s(a)) => a.iter().map(f64::from).sum::<f64>() * 11.0,
     }
+}
+
+fn str_weight(s: &str) -> f64 {
+    let b = s.as_bytes();
+    s.len() as f64 * 7.0
+        + b.first().map_or(0.0, |&x| f64::from(x))
+        + b.last().map_or(0.0, |&x| f64::from(x))
 }
 
 // ---- the seed's naive tree -------------------------------------------------------------
@@ -165,8 +173,8 @@ fn json_get(t: &Json, segs: &[&str]) -> f64 {
     match obj {
         Json::Bool(b) => f64::from(u8::from(*b)) + 0.5,
         Json::Number(n) => n.as_f64().unwrap_or(0.0),
-        Json::String(s) => s.len() as f64 * 7.0,
-        Json::Array(a) => a.len() as f64 * 11.0,
+        Json::String(s) => str_weight(s),
+        Json::Array(a) => a.iter().filter_map(Json::as_f64).sum::<f64>() * 11.0,
         _ => 0.0,
     }
 }
@@ -824,7 +832,8 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         r(STORE, COPY, "save all"),
     ));
     t.note(format!(
-        "The DataStore's saved bytes: {store_bytes} ({:.0} per entity). Setting a growing string: \
+        "The DataStore's saved bytes: {store_bytes} ({:.0} per entity). A random get reads the value it gets \
+         (a string's first and last bytes, an array's floats). Setting a growing string: \
          the std-based rows build a new String per set (the value arrives as text), the dod rows copy it into their buffer.",
         store_bytes as f64 / n as f64
     ));
