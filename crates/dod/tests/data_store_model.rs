@@ -100,7 +100,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn store_matches_model(ops in prop::collection::vec(op(), 1..80)) {
+    fn store_matches_model(ops in prop::collection::vec(op(), 1..if cfg!(miri) { 12 } else { 80 })) {
         let mut s: DataStore = DataStore::new();
         let mut m = Model::new();
         for op in ops {
