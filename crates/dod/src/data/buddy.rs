@@ -428,7 +428,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for step in 0..3000 {
+        for step in 0..if cfg!(miri) { 300 } else { 3000 } {
             let r = next();
             if r % 3 != 0 || used.is_empty() {
                 let o = (next() % 5) as u8;
