@@ -133,8 +133,9 @@ proptest! {
                 }
                 Op::RoundTrip => {
                     let bytes = s.to_bytes();
-                    s = DataStore::from_bytes(&bytes).unwrap();
-                    assert_eq!(s.to_bytes(), bytes);
+                    let back = DataStore::from_bytes(&bytes).unwrap();
+                    assert_eq!(back, s);
+                    s = back;
                 }
                 Op::Compact => {
                     s.compact();

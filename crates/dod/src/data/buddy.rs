@@ -254,18 +254,6 @@ impl Buddy {
         self.push_free(0, self.top);
     }
 
-    /// Zeroes, in `out` (a copy of the arena), the links of every free block: what is left
-    /// of a free block is all zeros, so saved bytes depend only on the blocks in use.
-    pub(crate) fn zero_links(&self, out: &mut [u8]) {
-        for o in 0..=self.top {
-            let mut at = self.heads[o as usize];
-            while at != NONE {
-                out[at as usize..at as usize + 8].fill(0);
-                at = rd(&self.arena, at as usize);
-            }
-        }
-    }
-
     /// Free bytes in all free blocks.
     pub(crate) fn free_bytes(&self) -> usize {
         (0..=self.top)
