@@ -5,9 +5,13 @@
 //! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR]
 //! ```
 
+mod alloc_counter;
 mod chart;
 mod harness;
 mod sections;
+
+#[global_allocator]
+static ALLOC: alloc_counter::Counting = alloc_counter::Counting;
 
 use harness::{Config, Table};
 use std::path::PathBuf;

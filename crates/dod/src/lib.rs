@@ -39,6 +39,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod bits;
+pub mod data;
 mod error;
 pub mod handle_map;
 pub mod key;
@@ -46,6 +47,7 @@ pub mod pool;
 pub mod sparse_set;
 
 pub use bits::{BitSet, Bits};
+pub use data::{DataComponent, DataKey, DataStore, DataView};
 pub use error::CapacityError;
 pub use handle_map::HandleMap;
 pub use key::{Handle, Handle32, Key};

@@ -4,6 +4,7 @@ use crate::harness::{Config, Table};
 
 mod alive;
 mod bits;
+mod data;
 mod defrag;
 mod handles;
 mod memory;
@@ -49,5 +50,11 @@ pub const SECTIONS: &[Section] = &[
         name: "pool",
         about: "Pool vs HandleMap, slotmap's SlotMap, HopSlotMap, DenseSlotMap and a Vec floor",
         run: pool::run,
+    },
+    Section {
+        name: "data",
+        about:
+            "DataComponent and DataStore against a naive tree, serde_json, FxHashMap and flexbuffers",
+        run: data::run,
     },
 ];

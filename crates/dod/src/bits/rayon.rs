@@ -13,7 +13,7 @@ impl BitSet {
     /// use rayon::prelude::*;
     /// let s: dod::BitSet = (0..10_000).filter(|i| i % 3 == 0).collect();
     /// let sum: usize = s.par_iter().sum();
-    /// assert_eq!(sum, s.iter().sum());
+    /// assert_eq!(sum, s.iter().sum::<usize>());
     /// ```
     pub fn par_iter(&self) -> impl ParallelIterator<Item = usize> + '_ {
         let first = self.any.layer(0);

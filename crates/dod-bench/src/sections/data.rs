@@ -1,0 +1,849 @@
+//! `data`: per-entity dynamic data. Every entity has the seed's character sheet (name,
+//! stats.health, stats.mana, status_effects.drunk, status_effects.delirious) plus 0..8 random
+//! extra keys. Contenders: a `DataComponent` per entity, one `DataStore`, the seed's naive tree
+//! (`HashMap<String, Value>` with nested maps), `serde_json::Value`, `FxHashMap<u32, Value>`
+//! (hashed keys, std allocations) and, for saving and loading, `flexbuffers`.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+
+use dod::data::{DataComponent, DataKey, DataStore, OwnedValue, Value};
+use dod::Handle;
+use rustc_hash::FxHashMap;
+use serde_json::Value as Json;
+
+use crate::alloc_counter;
+use crate::harness::{median, per_elem, progress, time, Config, Rng, Table};
+
+/// Every path the workload uses: the sheet, then the extras.
+const PATHS: &[&[&str]] = &[
+    &["name"],
+    &["stats", "health"],
+    &["stats", "mana"],
+    &["status_effects", "drunk"],
+    &["status_effects", "delirious"],
+    &["inventory", "gold"],
+    &["quests", "main", "stage"],
+    &["flags", "met_king"],
+    &["title"],
+    &["position"],
+    &["resist", "fire"],
+    &["resist", "ice"],
+    &["dialogue", "last"],
+];
+const NAME: usize = 0;
+const HEALTH: usize = 1;
+
+/// One entity's data as the workload generates it.
+struct Spec {
+    entries: Vec<(usize, OwnedValue)>,
+}
+
+fn specs(n: usize, rng: &mut Rng) -> Vec<Spec> {
+    (0..n)
+        .map(|i| {
+            let mut entries = vec![
+                (0, OwnedValue::String(format!("Character {i}"))),
+                (1, OwnedValue::F32((rng.unit() * 200.0).round() as f32)),
+                (2, OwnedValue::F32(rng.below(300) as f32)),
+                (3, OwnedValue::Bool(rng.below(2) == 0)),
+                (4, OwnedValue::Bool(rng.below(2) == 0)),
+            ];
+            let mut extras: Vec<usize> = (5..PATHS.len()).collect();
+            rng.shuffle(&mut extras);
+            for &p in &extras[..rng.below(9)] {
+                let v = match p {
+                    7 => OwnedValue::Bool(true),
+                    8 => OwnedValue::String("the Brave".into()),
+                    9 => OwnedValue::F32s(vec![1.0, 2.0, 3.0]),
+                    12 => OwnedValue::String("Well met, traveller.".into()),
+                    _ => OwnedValue::F32(rng.below(1000) as f32),
+                };
+                entries.push((p, v));
+            }
+            Spec { entries }
+        })
+        .collect()
+}
+
+/// What a get returns, reduced to a number all contenders agree on. The value is *used*:
+/// a string's first and last bytes are read, an array's floats summed, as a caller would.
+fn weigh(v: Option<Value<'_>>) -> f64 {
+    match v {
+        None => 0.0,
+        Some(Value::Bool(b)) => f64::from(u8::from(b)) + 0.5,
+        Some(Value::F32(f)) => f64::from(f),
+        Some(Value::Str(s)) => str_weight(s),
+        Some(Value::F32s(a)) => a.iter().map(f64::from).sum::<f64>() * 11.0,
+    }
+}
+
+fn str_weight(s: &str) -> f64 {
+    let b = s.as_bytes();
+    s.len() as f64 * 7.0
+        + b.first().map_or(0.0, |&x| f64::from(x))
+        + b.last().map_or(0.0, |&x| f64::from(x))
+}
+
+// ---- the seed's naive tree -------------------------------------------------------------
+
+#[derive(Clone)]
+enum Naive {
+    Bool(bool),
+    F32(f32),
+    Str(String),
+    Arr(Vec<f32>),
+    Obj(HashMap<String, Naive>),
+}
+
+fn naive_value(v: &OwnedValue) -> Naive {
+    match v {
+        OwnedValue::Bool(b) => Naive::Bool(*b),
+        OwnedValue::F32(f) => Naive::F32(*f),
+        OwnedValue::String(s) => Naive::Str(s.clone()),
+        OwnedValue::F32s(a) => Naive::Arr(a.clone()),
+    }
+}
+
+fn naive_set(t: &mut HashMap<String, Naive>, segs: &[&str], v: Naive) {
+    let (last, parents) = segs.split_last().expect("paths have a segment");
+    let mut obj = t;
+    for s in parents {
+        let e = obj
+            .entry((*s).to_string())
+            .or_insert_with(|| Naive::Obj(HashMap::new()));
+        obj = match e {
+            Naive::Obj(m) => m,
+            _ => unreachable!("the workload's paths never conflict"),
+        };
+    }
+    obj.insert((*last).to_string(), v);
+}
+
+fn naive_get<'a>(t: &'a HashMap<String, Naive>, segs: &[&str]) -> Option<Value<'a>> {
+    let (last, parents) = segs.split_last()?;
+    let mut obj = t;
+    for s in parents {
+        match obj.get(*s)? {
+            Naive::Obj(m) => obj = m,
+            _ => return None,
+        }
+    }
+    Some(match obj.get(*last)? {
+        Naive::Bool(b) => Value::Bool(*b),
+        Naive::F32(f) => Value::F32(*f),
+        Naive::Str(s) => Value::Str(s),
+        Naive::Arr(a) => Value::from(a),
+        Naive::Obj(_) => return None,
+    })
+}
+
+// ---- serde_json::Value ------------------------------------------------------------------
+
+fn json_value(v: &OwnedValue) -> Json {
+    match v {
+        OwnedValue::Bool(b) => Json::Bool(*b),
+        OwnedValue::F32(f) => Json::from(f64::from(*f)),
+        OwnedValue::String(s) => Json::String(s.clone()),
+        OwnedValue::F32s(a) => Json::Array(a.iter().map(|f| Json::from(f64::from(*f))).collect()),
+    }
+}
+
+fn json_set(t: &mut Json, segs: &[&str], v: Json) {
+    let mut obj = t;
+    for s in segs {
+        obj = obj
+            .as_object_mut()
+            .expect("objects on the way")
+            .entry(*s)
+            .or_insert_with(|| Json::Object(Default::default()));
+    }
+    *obj = v;
+}
+
+/// Floats of a JSON array, kept to weigh them like the others.
+fn json_get(t: &Json, segs: &[&str]) -> f64 {
+    let mut obj = t;
+    for s in segs {
+        match obj.as_object().and_then(|m| m.get(*s)) {
+            Some(v) => obj = v,
+            None => return 0.0,
+        }
+    }
+    match obj {
+        Json::Bool(b) => f64::from(u8::from(*b)) + 0.5,
+        Json::Number(n) => n.as_f64().unwrap_or(0.0),
+        Json::String(s) => str_weight(s),
+        Json::Array(a) => a.iter().filter_map(Json::as_f64).sum::<f64>() * 11.0,
+        _ => 0.0,
+    }
+}
+
+// ---- FxHashMap<u32, Value> ----------------------------------------------------------------
+
+#[derive(Clone)]
+enum FxVal {
+    Bool(bool),
+    F32(f32),
+    Str(String),
+    Arr(Vec<f32>),
+}
+
+fn fx_value(v: &OwnedValue) -> FxVal {
+    match v {
+        OwnedValue::Bool(b) => FxVal::Bool(*b),
+        OwnedValue::F32(f) => FxVal::F32(*f),
+        OwnedValue::String(s) => FxVal::Str(s.clone()),
+        OwnedValue::F32s(a) => FxVal::Arr(a.clone()),
+    }
+}
+
+fn fx_get(m: &FxHashMap<u32, FxVal>, k: u32) -> Option<Value<'_>> {
+    Some(match m.get(&k)? {
+        FxVal::Bool(b) => Value::Bool(*b),
+        FxVal::F32(f) => Value::F32(*f),
+        FxVal::Str(s) => Value::Str(s),
+        FxVal::Arr(a) => Value::from(a),
+    })
+}
+
+// ---- the contenders ----------------------------------------------------------------------
+
+const COMPONENT: &str = "DataComponent per entity";
+const STORE: &str = "DataStore";
+const NAIVE: &str = "naive tree (HashMap<String, Value>, nested)";
+const JSON: &str = "serde_json::Value";
+const FX: &str = "FxHashMap<u32, Value>";
+const FLEX: &str = "flexbuffers (of the serde_json values)";
+const COPY: &str = "plain copy of the DataStore bytes";
+
+const COLS: &[&str] = &[
+    "build all",
+    "random get",
+    "set a float",
+    "set a growing string",
+    "clone one entity",
+    "save all",
+    "load all",
+];
+
+fn entity(i: usize) -> Handle {
+    Handle::new(i as u32, 1, 0).expect("index in range")
+}
+
+/// Builds with the counting allocator watching: (result, allocations, live bytes added).
+fn counted<R>(f: impl FnOnce() -> R) -> (R, usize, isize) {
+    let (a0, b0) = (alloc_counter::allocations(), alloc_counter::live_bytes());
+    let r = f();
+    (
+        r,
+        alloc_counter::allocations() - a0,
+        alloc_counter::live_bytes() - b0,
+    )
+}
+
+fn build_components(specs: &[Spec], keys: &[DataKey]) -> Vec<DataComponent> {
+    specs
+        .iter()
+        .map(|s| {
+            let mut c = DataComponent::new();
+            for (p, v) in &s.entries {
+                c.set(keys[*p], v);
+            }
+            c
+        })
+        .collect()
+}
+
+fn fill_store(store: &mut DataStore, specs: &[Spec], keys: &[DataKey]) {
+    for (i, s) in specs.iter().enumerate() {
+        store.insert(entity(i));
+        for (p, v) in &s.entries {
+            store.set(entity(i), keys[*p], v);
+        }
+    }
+}
+
+fn build_naive(specs: &[Spec]) -> Vec<HashMap<String, Naive>> {
+    specs
+        .iter()
+        .map(|s| {
+            let mut t = HashMap::new();
+            for (p, v) in &s.entries {
+                naive_set(&mut t, PATHS[*p], naive_value(v));
+            }
+            t
+        })
+        .collect()
+}
+
+fn build_json(specs: &[Spec]) -> Vec<Json> {
+    specs
+        .iter()
+        .map(|s| {
+            let mut t = Json::Object(Default::default());
+            for (p, v) in &s.entries {
+                json_set(&mut t, PATHS[*p], json_value(v));
+            }
+            t
+        })
+        .collect()
+}
+
+fn build_fx(specs: &[Spec], keys: &[DataKey]) -> Vec<FxHashMap<u32, FxVal>> {
+    specs
+        .iter()
+        .map(|s| {
+            let mut m = FxHashMap::default();
+            for (p, v) in &s.entries {
+                m.insert(keys[*p].to_raw(), fx_value(v));
+            }
+            m
+        })
+        .collect()
+}
+
+fn save_components(cs: &[DataComponent]) -> Vec<u8> {
+    let total: usize = cs.iter().map(|c| 4 + c.as_bytes().len()).sum();
+    let mut out = Vec::with_capacity(total);
+    for c in cs {
+        out.extend_from_slice(&(c.as_bytes().len() as u32).to_le_bytes());
+        out.extend_from_slice(c.as_bytes());
+    }
+    out
+}
+
+fn load_components(mut b: &[u8]) -> Vec<DataComponent> {
+    let mut out = Vec::new();
+    while b.len() >= 4 {
+        let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+        out.push(DataComponent::from_bytes(&b[4..4 + len]).expect("saved bytes load"));
+        b = &b[4 + len..];
+    }
+    out
+}
+
+/// Runs the section.
+pub fn run(cfg: &Config) -> Vec<Table> {
+    let large = cfg.n_or(100_000, 10_000);
+    let mut tables = Vec::new();
+    for n in [1_000, large] {
+        tables.extend(run_size(cfg, n));
+    }
+    tables
+}
+
+fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
+    progress(format!("data: {n} entities"));
+    let mut rng = cfg.rng("data");
+    let specs = specs(n, &mut rng);
+    let keys: Vec<DataKey> = PATHS.iter().map(|p| DataKey::from_segments(*p)).collect();
+    let ops = n.clamp(10_000, 100_000);
+    let queries: Vec<(usize, usize)> = (0..ops)
+        .map(|_| (rng.below(n), rng.below(PATHS.len())))
+        .collect();
+    // Entities to change or clone: every entity once in random order, again and again.
+    let order = rng.permutation(n);
+    let targets: Vec<usize> = (0..ops).map(|i| order[i % n]).collect();
+    let long = "n".repeat(ops + 64);
+    let reps = cfg.reps;
+
+    let mut t = Table::new(
+        "data",
+        format!("data: {n} entities, time"),
+        "ns per entity (build, save, load) or per operation (get, set, clone)",
+    )
+    .columns(COLS);
+    let mut mem = Table::new(
+        "data",
+        format!("data: {n} entities, memory"),
+        "per entity: heap bytes kept, heap allocations to build, heap allocations to build again after clear()",
+    )
+    .columns(&["bytes", "allocations, build", "allocations, rebuild"]);
+    let mut sums: Vec<(&str, f64)> = Vec::new();
+
+    // -- DataComponent per entity
+    {
+        let build = median(reps, || time(|| build_components(&specs, &keys)).0);
+        let (mut cs, allocs, bytes) = counted(|| build_components(&specs, &keys));
+        let (_, re_allocs, _) = counted(|| {
+            for (c, s) in cs.iter_mut().zip(&specs) {
+                c.clear();
+                for (p, v) in &s.entries {
+                    c.set(keys[*p], v);
+                }
+            }
+        });
+        let get = median(reps, || {
+            time(|| {
+                queries
+                    .iter()
+                    .map(|&(e, k)| weigh(cs[e].get(keys[k])))
+                    .sum::<f64>()
+            })
+            .0
+        });
+        sums.push((
+            COMPONENT,
+            queries
+                .iter()
+                .map(|&(e, k)| weigh(cs[e].get(keys[k])))
+                .sum(),
+        ));
+        let set_f = median(reps, || {
+            time(|| {
+                for (i, &e) in targets.iter().enumerate() {
+                    cs[e].set(keys[HEALTH], i as f32);
+                }
+            })
+            .0
+        });
+        let mut lens = vec![16usize; n];
+        let set_s = median(reps, || {
+            time(|| {
+                for &e in &targets {
+                    lens[e] += 1;
+                    cs[e].set(keys[NAME], &long[..lens[e]]);
+                }
+            })
+            .0
+        });
+        let clone = median(reps, || {
+            time(|| {
+                targets
+                    .iter()
+                    .map(|&e| black_box(cs[e].clone()).len())
+                    .sum::<usize>()
+            })
+            .0
+        });
+        let save = median(reps, || time(|| save_components(&cs)).0);
+        let saved = save_components(&cs);
+        let load = median(reps, || time(|| load_components(&saved)).0);
+        t.row(
+            COMPONENT,
+            vec![
+                Some(per_elem(build, n)),
+                Some(per_elem(get, ops)),
+                Some(per_elem(set_f, ops)),
+                Some(per_elem(set_s, ops)),
+                Some(per_elem(clone, ops)),
+                Some(per_elem(save, n)),
+                Some(per_elem(load, n)),
+            ],
+        );
+        mem.row(
+            COMPONENT,
+            vec![
+                Some(bytes as f64 / n as f64),
+                Some(allocs as f64 / n as f64),
+                Some(re_allocs as f64 / n as f64),
+            ],
+        );
+    }
+
+    // -- DataStore
+    let store_bytes;
+    {
+        let build = median(reps, || {
+            time(|| {
+                let mut s = DataStore::new();
+                fill_store(&mut s, &specs, &keys);
+                s
+            })
+            .0
+        });
+        let (mut store, allocs, bytes) = counted(|| {
+            let mut s = DataStore::new();
+            fill_store(&mut s, &specs, &keys);
+            s
+        });
+        let (_, re_allocs, _) = counted(|| {
+            store.clear();
+            fill_store(&mut store, &specs, &keys);
+        });
+        let get = median(reps, || {
+            time(|| {
+                queries
+                    .iter()
+                    .map(|&(e, k)| weigh(store.get_value(entity(e), keys[k])))
+                    .sum::<f64>()
+            })
+            .0
+        });
+        sums.push((
+            STORE,
+            queries
+                .iter()
+                .map(|&(e, k)| weigh(store.get_value(entity(e), keys[k])))
+                .sum(),
+        ));
+        let set_f = median(reps, || {
+            time(|| {
+                for (i, &e) in targets.iter().enumerate() {
+                    store.set(entity(e), keys[HEALTH], i as f32);
+                }
+            })
+            .0
+        });
+        let mut lens = vec![16usize; n];
+        let set_s = median(reps, || {
+            time(|| {
+                for &e in &targets {
+                    lens[e] += 1;
+                    store.set(entity(e), keys[NAME], &long[..lens[e]]);
+                }
+            })
+            .0
+        });
+        let clone = median(reps, || {
+            time(|| {
+                targets
+                    .iter()
+                    .map(|&e| black_box(DataComponent::from(store.get(entity(e)).unwrap())).len())
+                    .sum::<usize>()
+            })
+            .0
+        });
+        let save = median(reps, || time(|| store.to_bytes()).0);
+        let saved = store.to_bytes();
+        let load = median(reps, || {
+            time(|| DataStore::<Handle>::from_bytes(&saved).unwrap()).0
+        });
+        let copy = median(reps, || time(|| saved.to_vec()).0);
+        store_bytes = saved.len();
+        t.row(
+            STORE,
+            vec![
+                Some(per_elem(build, n)),
+                Some(per_elem(get, ops)),
+                Some(per_elem(set_f, ops)),
+                Some(per_elem(set_s, ops)),
+                Some(per_elem(clone, ops)),
+                Some(per_elem(save, n)),
+                Some(per_elem(load, n)),
+            ],
+        );
+        t.row(
+            COPY,
+            vec![
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(per_elem(copy, n)),
+                Some(per_elem(copy, n)),
+            ],
+        );
+        mem.row(
+            STORE,
+            vec![
+                Some(bytes as f64 / n as f64),
+                Some(allocs as f64 / n as f64),
+                Some(re_allocs as f64 / n as f64),
+            ],
+        );
+    }
+
+    // -- naive tree
+    {
+        let build = median(reps, || time(|| build_naive(&specs)).0);
+        let (mut ts, allocs, bytes) = counted(|| build_naive(&specs));
+        let (_, re_allocs, _) = counted(|| {
+            for (tree, s) in ts.iter_mut().zip(&specs) {
+                tree.clear();
+                for (p, v) in &s.entries {
+                    naive_set(tree, PATHS[*p], naive_value(v));
+                }
+            }
+        });
+        let get = median(reps, || {
+            time(|| {
+                queries
+                    .iter()
+                    .map(|&(e, k)| weigh(naive_get(&ts[e], PATHS[k])))
+                    .sum::<f64>()
+            })
+            .0
+        });
+        sums.push((
+            NAIVE,
+            queries
+                .iter()
+                .map(|&(e, k)| weigh(naive_get(&ts[e], PATHS[k])))
+                .sum(),
+        ));
+        let set_f = median(reps, || {
+            time(|| {
+                for (i, &e) in targets.iter().enumerate() {
+                    naive_set(&mut ts[e], PATHS[HEALTH], Naive::F32(i as f32));
+                }
+            })
+            .0
+        });
+        let mut lens = vec![16usize; n];
+        let set_s = median(reps, || {
+            time(|| {
+                for &e in &targets {
+                    lens[e] += 1;
+                    naive_set(
+                        &mut ts[e],
+                        PATHS[NAME],
+                        Naive::Str(long[..lens[e]].to_string()),
+                    );
+                }
+            })
+            .0
+        });
+        let clone = median(reps, || {
+            time(|| {
+                targets
+                    .iter()
+                    .map(|&e| black_box(ts[e].clone()).len())
+                    .sum::<usize>()
+            })
+            .0
+        });
+        t.row(
+            NAIVE,
+            vec![
+                Some(per_elem(build, n)),
+                Some(per_elem(get, ops)),
+                Some(per_elem(set_f, ops)),
+                Some(per_elem(set_s, ops)),
+                Some(per_elem(clone, ops)),
+                None,
+                None,
+            ],
+        );
+        mem.row(
+            NAIVE,
+            vec![
+                Some(bytes as f64 / n as f64),
+                Some(allocs as f64 / n as f64),
+                Some(re_allocs as f64 / n as f64),
+            ],
+        );
+    }
+
+    // -- serde_json::Value, and flexbuffers of the same values
+    {
+        let build = median(reps, || time(|| build_json(&specs)).0);
+        let (mut js, allocs, bytes) = counted(|| build_json(&specs));
+        let (_, re_allocs, _) = counted(|| {
+            for (j, s) in js.iter_mut().zip(&specs) {
+                if let Some(m) = j.as_object_mut() {
+                    m.clear();
+                }
+                for (p, v) in &s.entries {
+                    json_set(j, PATHS[*p], json_value(v));
+                }
+            }
+        });
+        let get = median(reps, || {
+            time(|| {
+                queries
+                    .iter()
+                    .map(|&(e, k)| json_get(&js[e], PATHS[k]))
+                    .sum::<f64>()
+            })
+            .0
+        });
+        sums.push((
+            JSON,
+            queries
+                .iter()
+                .map(|&(e, k)| json_get(&js[e], PATHS[k]))
+                .sum(),
+        ));
+        let set_f = median(reps, || {
+            time(|| {
+                for (i, &e) in targets.iter().enumerate() {
+                    json_set(&mut js[e], PATHS[HEALTH], Json::from(i as f32 as f64));
+                }
+            })
+            .0
+        });
+        let mut lens = vec![16usize; n];
+        let set_s = median(reps, || {
+            time(|| {
+                for &e in &targets {
+                    lens[e] += 1;
+                    json_set(
+                        &mut js[e],
+                        PATHS[NAME],
+                        Json::String(long[..lens[e]].to_string()),
+                    );
+                }
+            })
+            .0
+        });
+        let clone = median(reps, || {
+            time(|| {
+                targets
+                    .iter()
+                    .map(|&e| black_box(js[e].clone()).is_object() as usize)
+                    .sum::<usize>()
+            })
+            .0
+        });
+        let save = median(reps, || time(|| serde_json::to_vec(&js).unwrap()).0);
+        let saved = serde_json::to_vec(&js).unwrap();
+        let load = median(reps, || {
+            time(|| serde_json::from_slice::<Vec<Json>>(&saved).unwrap()).0
+        });
+        t.row(
+            JSON,
+            vec![
+                Some(per_elem(build, n)),
+                Some(per_elem(get, ops)),
+                Some(per_elem(set_f, ops)),
+                Some(per_elem(set_s, ops)),
+                Some(per_elem(clone, ops)),
+                Some(per_elem(save, n)),
+                Some(per_elem(load, n)),
+            ],
+        );
+        mem.row(
+            JSON,
+            vec![
+                Some(bytes as f64 / n as f64),
+                Some(allocs as f64 / n as f64),
+                Some(re_allocs as f64 / n as f64),
+            ],
+        );
+        let fsave = median(reps, || time(|| flexbuffers::to_vec(&js).unwrap()).0);
+        let fsaved = flexbuffers::to_vec(&js).unwrap();
+        let fload = median(reps, || {
+            time(|| flexbuffers::from_slice::<Vec<Json>>(&fsaved).unwrap()).0
+        });
+        t.row(
+            FLEX,
+            vec![
+                None,
+                None,
+                None,
+                None,
+                None,
+                Some(per_elem(fsave, n)),
+                Some(per_elem(fload, n)),
+            ],
+        );
+    }
+
+    // -- FxHashMap<u32, Value>
+    {
+        let build = median(reps, || time(|| build_fx(&specs, &keys)).0);
+        let (mut ms, allocs, bytes) = counted(|| build_fx(&specs, &keys));
+        let (_, re_allocs, _) = counted(|| {
+            for (m, s) in ms.iter_mut().zip(&specs) {
+                m.clear();
+                for (p, v) in &s.entries {
+                    m.insert(keys[*p].to_raw(), fx_value(v));
+                }
+            }
+        });
+        let get = median(reps, || {
+            time(|| {
+                queries
+                    .iter()
+                    .map(|&(e, k)| weigh(fx_get(&ms[e], keys[k].to_raw())))
+                    .sum::<f64>()
+            })
+            .0
+        });
+        sums.push((
+            FX,
+            queries
+                .iter()
+                .map(|&(e, k)| weigh(fx_get(&ms[e], keys[k].to_raw())))
+                .sum(),
+        ));
+        let set_f = median(reps, || {
+            time(|| {
+                for (i, &e) in targets.iter().enumerate() {
+                    ms[e].insert(keys[HEALTH].to_raw(), FxVal::F32(i as f32));
+                }
+            })
+            .0
+        });
+        let mut lens = vec![16usize; n];
+        let set_s = median(reps, || {
+            time(|| {
+                for &e in &targets {
+                    lens[e] += 1;
+                    ms[e].insert(keys[NAME].to_raw(), FxVal::Str(long[..lens[e]].to_string()));
+                }
+            })
+            .0
+        });
+        let clone = median(reps, || {
+            time(|| {
+                targets
+                    .iter()
+                    .map(|&e| black_box(ms[e].clone()).len())
+                    .sum::<usize>()
+            })
+            .0
+        });
+        t.row(
+            FX,
+            vec![
+                Some(per_elem(build, n)),
+                Some(per_elem(get, ops)),
+                Some(per_elem(set_f, ops)),
+                Some(per_elem(set_s, ops)),
+                Some(per_elem(clone, ops)),
+                None,
+                None,
+            ],
+        );
+        mem.row(
+            FX,
+            vec![
+                Some(bytes as f64 / n as f64),
+                Some(allocs as f64 / n as f64),
+                Some(re_allocs as f64 / n as f64),
+            ],
+        );
+    }
+
+    // Every contender answered the same random gets (the sheet's values are the same data).
+    let first = sums[0].1;
+    for (name, s) in &sums {
+        assert!(
+            (s - first).abs() <= 1e-6 * first.abs().max(1.0),
+            "{name} answered the random gets differently: {s} vs {first}"
+        );
+    }
+
+    let r = |row: &str, of: &str, col: &str| t.ratio(row, of, col).unwrap_or(f64::NAN);
+    t.note(format!(
+        "Targets: random get >= 5x faster than the naive tree: {:.1}x (DataComponent), {:.1}x (DataStore); \
+         <= 1.0x FxHashMap<u32, Value>: {:.2}x (DataComponent), {:.2}x (DataStore). \
+         DataStore load (validate + copy) <= 3x a plain copy of its bytes: {:.2}x. Save is one copy of the buffer \
+         (plus the 8-byte slot per entity): {:.2}x the plain copy.",
+        1.0 / r(COMPONENT, NAIVE, "random get"),
+        1.0 / r(STORE, NAIVE, "random get"),
+        r(COMPONENT, FX, "random get"),
+        r(STORE, FX, "random get"),
+        r(STORE, COPY, "load all"),
+        r(STORE, COPY, "save all"),
+    ));
+    t.note(format!(
+        "The DataStore's saved bytes: {store_bytes} ({:.0} per entity). A random get reads the value it gets \
+         (a string's first and last bytes, an array's floats). Setting a growing string: \
+         the std-based rows build a new String per set (the value arrives as text), the dod rows copy it into their buffer.",
+        store_bytes as f64 / n as f64
+    ));
+    let m = |row: &str, of: &str| mem.ratio(row, of, "bytes").unwrap_or(f64::NAN);
+    mem.note(format!(
+        "Target: bytes per entity <= 0.25x the naive tree: {:.2}x (DataComponent), {:.2}x (DataStore). \
+         DataStore: {} heap allocations per entity once the buffer has grown (the rebuild column).",
+        m(COMPONENT, NAIVE),
+        m(STORE, NAIVE),
+        mem.get(STORE, "allocations, rebuild").unwrap_or(f64::NAN),
+    ));
+    vec![t, mem]
+}

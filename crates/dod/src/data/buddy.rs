@@ -1,0 +1,453 @@
+//! A buddy allocator inside one byte buffer (the arena), with every link an offset so the
+//! arena stays relocatable.
+//!
+//! Block sizes are powers of two: a block of order `o` is `MIN_BLOCK << o` bytes and starts at
+//! a multiple of its size; the whole arena is one block of order `top`. The buddy of a block
+//! is the block whose offset differs only in the bit of its size (`off ^ size`).
+//!
+//! - **Free lists**, one per order, doubly linked through the free blocks themselves: the first
+//!   8 bytes of a free block hold the offsets of the next and previous free blocks
+//!   (`NONE` = `u32::MAX`).
+//! - **Pair bits**: one bit per buddy pair of each order below `top`, holding
+//!   `A is free XOR B is free`. Freeing a block toggles its pair's bit; if the bit becomes 0 the
+//!   buddy is free too and the two merge into their parent.
+//! - **Split bits**: one bit per block of each order above 0, set while the block is split
+//!   into two halves.
+//!
+//! When no block is large enough the arena doubles: the old arena becomes the lower half of
+//! the new one.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+/// Bytes of the smallest block (order 0).
+pub(crate) const MIN_BLOCK: usize = 32;
+pub(crate) const MIN_SHIFT: u32 = 5;
+/// Largest order: 32 << 26 = 2 GiB, so every offset and length fits a `u32`.
+pub(crate) const MAX_ORDER: u8 = 26;
+const ORDERS: usize = MAX_ORDER as usize + 1;
+const NONE: u32 = u32::MAX;
+
+#[inline]
+pub(crate) const fn block_size(order: u8) -> usize {
+    MIN_BLOCK << order
+}
+
+/// The smallest order whose blocks hold `bytes`.
+#[inline]
+pub(crate) fn order_for(bytes: usize) -> u8 {
+    let units = bytes.div_ceil(MIN_BLOCK).max(1).next_power_of_two();
+    units.trailing_zeros().min(u32::from(u8::MAX)) as u8
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Buddy {
+    /// Empty (no arena yet) or `block_size(top)` bytes.
+    pub(crate) arena: Vec<u8>,
+    pub(crate) top: u8,
+    heads: [u32; ORDERS],
+    free_count: [u32; ORDERS],
+    /// `pairs[o]`: one bit per buddy pair of order `o < top`.
+    pairs: Vec<Vec<u64>>,
+    /// `splits[o]`: one bit per block of order `o >= 1` (index 0 unused).
+    splits: Vec<Vec<u64>>,
+}
+
+fn bits_for(n: usize) -> Vec<u64> {
+    vec![0; n.div_ceil(64)]
+}
+
+#[inline]
+fn rd(a: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([a[at], a[at + 1], a[at + 2], a[at + 3]])
+}
+
+#[inline]
+fn wr(a: &mut [u8], at: usize, v: u32) {
+    a[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+impl Buddy {
+    pub(crate) const fn new() -> Self {
+        Buddy {
+            arena: Vec::new(),
+            top: 0,
+            heads: [NONE; ORDERS],
+            free_count: [0; ORDERS],
+            pairs: Vec::new(),
+            splits: Vec::new(),
+        }
+    }
+
+    /// An arena of one free block of order `top`.
+    pub(crate) fn with_top(top: u8) -> Self {
+        let mut b = Buddy::bits_only(vec![0; block_size(top)], top);
+        b.push_free(0, top);
+        b
+    }
+
+    /// `arena` with cleared bits and empty free lists.
+    fn bits_only(arena: Vec<u8>, top: u8) -> Self {
+        Buddy {
+            arena,
+            top,
+            heads: [NONE; ORDERS],
+            free_count: [0; ORDERS],
+            pairs: (0..=top)
+                .map(|o| bits_for((1usize << (top - o)) / 2))
+                .collect(),
+            splits: (0..=top).map(|o| bits_for(1usize << (top - o))).collect(),
+        }
+    }
+
+    fn push_free(&mut self, off: u32, o: u8) {
+        let head = self.heads[o as usize];
+        let at = off as usize;
+        wr(&mut self.arena, at, head);
+        wr(&mut self.arena, at + 4, NONE);
+        if head != NONE {
+            wr(&mut self.arena, head as usize + 4, off);
+        }
+        self.heads[o as usize] = off;
+        self.free_count[o as usize] += 1;
+    }
+
+    fn unlink(&mut self, off: u32, o: u8) {
+        let at = off as usize;
+        let (next, prev) = (rd(&self.arena, at), rd(&self.arena, at + 4));
+        if prev == NONE {
+            self.heads[o as usize] = next;
+        } else {
+            wr(&mut self.arena, prev as usize, next);
+        }
+        if next != NONE {
+            wr(&mut self.arena, next as usize + 4, prev);
+        }
+        self.free_count[o as usize] -= 1;
+    }
+
+    /// Flips the pair bit of the block at `off` of order `o < top`; the new bit.
+    fn toggle_pair(&mut self, off: u32, o: u8) -> bool {
+        let pair = (off as usize >> (MIN_SHIFT + u32::from(o))) >> 1;
+        let w = &mut self.pairs[o as usize][pair / 64];
+        *w ^= 1 << (pair % 64);
+        *w & (1 << (pair % 64)) != 0
+    }
+
+    fn set_split(&mut self, off: u32, o: u8, split: bool) {
+        let i = off as usize >> (MIN_SHIFT + u32::from(o));
+        let w = &mut self.splits[o as usize][i / 64];
+        if split {
+            *w |= 1 << (i % 64);
+        } else {
+            *w &= !(1 << (i % 64));
+        }
+    }
+
+    /// Whether the block at `off` of order `o >= 1` is split.
+    #[cfg(test)]
+    fn is_split(&self, off: u32, o: u8) -> bool {
+        let i = off as usize >> (MIN_SHIFT + u32::from(o));
+        self.splits[o as usize][i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// A block of order `order`; the arena doubles as often as needed.
+    ///
+    /// # Panics
+    ///
+    /// If the arena would exceed `block_size(MAX_ORDER)` (2 GiB).
+    #[track_caller]
+    pub(crate) fn alloc(&mut self, order: u8) -> u32 {
+        assert!(
+            order <= MAX_ORDER,
+            "DataStore: a component of {} bytes is larger than the largest block (2 GiB)",
+            block_size(order.min(MAX_ORDER)) * 2
+        );
+        if self.arena.is_empty() {
+            *self = Buddy::with_top(order.max(7));
+        }
+        let mut o = loop {
+            match (order..=self.top).find(|&o| self.heads[o as usize] != NONE) {
+                Some(o) => break o,
+                None => self.grow(),
+            }
+        };
+        let off = self.heads[o as usize];
+        self.unlink(off, o);
+        self.arena[off as usize..off as usize + 8].fill(0);
+        if o < self.top {
+            self.toggle_pair(off, o);
+        }
+        while o > order {
+            self.set_split(off, o, true);
+            o -= 1;
+            self.push_free(off + block_size(o) as u32, o);
+            self.toggle_pair(off, o);
+        }
+        off
+    }
+
+    /// Gives back the block at `off` of order `o`, merging it with free buddies.
+    pub(crate) fn free(&mut self, mut off: u32, mut o: u8) {
+        // A freed block keeps nothing of its component (saved bytes hold only live data).
+        self.arena[off as usize..off as usize + block_size(o)].fill(0);
+        while o < self.top && !self.toggle_pair(off, o) {
+            // The bit went to 0: the buddy is free as well.
+            let buddy = off ^ block_size(o) as u32;
+            self.unlink(buddy, o);
+            // Inside the merged block the buddy's links are stale: free blocks hold zeros.
+            self.arena[buddy as usize..buddy as usize + 8].fill(0);
+            off = off.min(buddy);
+            o += 1;
+            self.set_split(off, o, false);
+        }
+        self.push_free(off, o);
+    }
+
+    /// Doubles the arena: the old one becomes the lower half.
+    #[track_caller]
+    fn grow(&mut self) {
+        let old = self.top;
+        assert!(
+            old < MAX_ORDER,
+            "DataStore: the buffer would grow past {} bytes",
+            block_size(MAX_ORDER)
+        );
+        let top = old + 1;
+        let half = block_size(old) as u32;
+        self.arena.resize(block_size(top), 0);
+        self.top = top;
+        for o in 0..=top {
+            let pairs = bits_for((1usize << (top - o)) / 2);
+            let splits = bits_for(1usize << (top - o));
+            if let Some(p) = self.pairs.get_mut(o as usize) {
+                p.resize(pairs.len(), 0);
+                self.splits[o as usize].resize(splits.len(), 0);
+            } else {
+                self.pairs.push(pairs);
+                self.splits.push(splits);
+            }
+        }
+        if self.heads[old as usize] == 0 {
+            // The whole old arena was free: the new one is a single free block.
+            self.unlink(0, old);
+            self.arena[..8].fill(0);
+            self.push_free(0, top);
+        } else {
+            self.set_split(0, top, true);
+            self.push_free(half, old);
+            self.toggle_pair(0, old);
+        }
+    }
+
+    /// Frees everything: the arena is zeroed and becomes one free block. Allocates nothing.
+    pub(crate) fn reset(&mut self) {
+        if self.arena.is_empty() {
+            return;
+        }
+        self.arena.fill(0);
+        for bits in self.pairs.iter_mut().chain(&mut self.splits) {
+            bits.fill(0);
+        }
+        self.heads = [NONE; ORDERS];
+        self.free_count = [0; ORDERS];
+        self.push_free(0, self.top);
+    }
+
+    /// Free bytes in all free blocks.
+    pub(crate) fn free_bytes(&self) -> usize {
+        (0..=self.top)
+            .map(|o| self.free_count[o as usize] as usize * block_size(o))
+            .sum()
+    }
+
+    /// Size of the largest free block (0 if none).
+    pub(crate) fn largest_free(&self) -> usize {
+        (0..=self.top)
+            .rev()
+            .find(|&o| self.free_count[o as usize] > 0)
+            .map_or(0, block_size)
+    }
+
+    /// Heap bytes of the allocator (arena and bits).
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.arena.capacity()
+            + 8 * self
+                .pairs
+                .iter()
+                .chain(&self.splits)
+                .map(Vec::capacity)
+                .sum::<usize>()
+    }
+
+    /// The allocator state of `arena` (of order `top`) whose allocated blocks are `blocks`:
+    /// `(offset, order)` pairs, sorted by offset, each aligned to its size and inside the
+    /// arena. `Err(i)`: block `i` overlaps another.
+    pub(crate) fn rebuild(arena: Vec<u8>, top: u8, blocks: &[(u32, u8)]) -> Result<Self, usize> {
+        for (i, w) in blocks.windows(2).enumerate() {
+            if w[0].0 as usize + block_size(w[0].1) > w[1].0 as usize {
+                return Err(i + 1);
+            }
+        }
+        let mut b = Buddy::bits_only(arena, top);
+        b.build(0, top, blocks, 0)?;
+        Ok(b)
+    }
+
+    /// Lays out the node at `off` of order `o` holding `blocks` (whose first has index
+    /// `first`); whether the node is free.
+    fn build(
+        &mut self,
+        off: u32,
+        o: u8,
+        blocks: &[(u32, u8)],
+        first: usize,
+    ) -> Result<bool, usize> {
+        match blocks {
+            [] => {
+                self.push_free(off, o);
+                return Ok(true);
+            }
+            [(bo, bord)] if *bo == off && *bord == o => return Ok(false),
+            _ => {}
+        }
+        // Blocks are disjoint and aligned to their size, so a node holding more than one block,
+        // or one smaller than itself, holds only smaller blocks; a larger or equal one would
+        // start at the node's offset, so it would be the first.
+        if o == 0 || blocks[0].1 >= o {
+            return Err(first);
+        }
+        self.set_split(off, o, true);
+        let mid = off + block_size(o - 1) as u32;
+        let cut = blocks.partition_point(|&(bo, _)| bo < mid);
+        let l = self.build(off, o - 1, &blocks[..cut], first)?;
+        let r = self.build(mid, o - 1, &blocks[cut..], first + cut)?;
+        if l != r {
+            self.toggle_pair(off, o - 1);
+        }
+        Ok(false)
+    }
+
+    /// Checks the allocator's own invariants (tests only).
+    #[cfg(test)]
+    pub(crate) fn check(&self, used: &[(u32, u8)]) {
+        // Every byte is in exactly one free or used block.
+        let mut cover = vec![0u8; self.arena.len() / MIN_BLOCK];
+        let mark = |cover: &mut Vec<u8>, off: u32, o: u8| {
+            let s = off as usize / MIN_BLOCK;
+            for c in &mut cover[s..s + (1 << o)] {
+                assert_eq!(*c, 0, "block {off} of order {o} overlaps");
+                *c = 1;
+            }
+        };
+        let mut free = Vec::new();
+        for o in 0..=self.top {
+            let mut at = self.heads[o as usize];
+            let mut prev = NONE;
+            let mut n = 0;
+            while at != NONE {
+                assert_eq!(at as usize % block_size(o), 0);
+                assert_eq!(rd(&self.arena, at as usize + 4), prev);
+                mark(&mut cover, at, o);
+                free.push((at, o));
+                prev = at;
+                at = rd(&self.arena, at as usize);
+                n += 1;
+            }
+            assert_eq!(n, self.free_count[o as usize]);
+        }
+        for &(off, o) in used {
+            mark(&mut cover, off, o);
+        }
+        assert!(cover.iter().all(|&c| c == 1), "every byte accounted for");
+        // No two free buddies (they would have merged); pair bits and split bits agree.
+        for &(off, o) in &free {
+            if o < self.top {
+                let buddy = off ^ block_size(o) as u32;
+                assert!(
+                    !free.contains(&(buddy, o)),
+                    "free buddies {off}, {buddy} of order {o}"
+                );
+            }
+        }
+        let is_free = |off: u32, o: u8| free.contains(&(off, o));
+        for o in 0..self.top {
+            for pair in 0..(1usize << (self.top - o)) / 2 {
+                let a = (pair * 2 * block_size(o)) as u32;
+                let b = a + block_size(o) as u32;
+                let bit = self.pairs[o as usize][pair / 64] & (1 << (pair % 64)) != 0;
+                let parent_split = self.is_split(a, o + 1);
+                if parent_split {
+                    assert_eq!(bit, is_free(a, o) ^ is_free(b, o), "pair bit {a} order {o}");
+                } else {
+                    assert!(!bit, "pair bit of an unsplit parent");
+                }
+            }
+        }
+        for &(off, o) in free.iter().chain(used) {
+            if o >= 1 {
+                assert!(!self.is_split(off, o));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders() {
+        assert_eq!(order_for(0), 0);
+        assert_eq!(order_for(32), 0);
+        assert_eq!(order_for(33), 1);
+        assert_eq!(order_for(64), 1);
+        assert_eq!(order_for(65), 2);
+    }
+
+    #[test]
+    fn alloc_free_merge_grow() {
+        let mut b = Buddy::new();
+        let mut used: Vec<(u32, u8)> = Vec::new();
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for step in 0..if cfg!(miri) { 300 } else { 3000 } {
+            let r = next();
+            if r % 3 != 0 || used.is_empty() {
+                let o = (next() % 5) as u8;
+                let off = b.alloc(o);
+                used.push((off, o));
+            } else {
+                let i = (next() as usize) % used.len();
+                let (off, o) = used.swap_remove(i);
+                b.free(off, o);
+            }
+            if step % 97 == 0 {
+                b.check(&used);
+                let mut sorted = used.clone();
+                sorted.sort();
+                let r = Buddy::rebuild(b.arena.clone(), b.top, &sorted).unwrap();
+                r.check(&used);
+                assert_eq!(r.free_bytes(), b.free_bytes());
+            }
+        }
+        for (off, o) in used.drain(..) {
+            b.free(off, o);
+        }
+        b.check(&[]);
+        assert_eq!(b.largest_free(), b.arena.len());
+    }
+
+    #[test]
+    fn rebuild_rejects_overlap() {
+        let arena = vec![0; block_size(3)];
+        assert!(Buddy::rebuild(arena.clone(), 3, &[(0, 1), (32, 0)]).is_err());
+        assert!(Buddy::rebuild(arena.clone(), 3, &[(0, 3), (64, 0)]).is_err());
+        assert!(Buddy::rebuild(arena, 3, &[(0, 0), (64, 1)]).is_ok());
+    }
+}

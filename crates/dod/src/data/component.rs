@@ -1,0 +1,703 @@
+//! [`DataComponent`]: one entity's small dynamic data in one relocatable buffer, and
+//! [`DataView`], the same data read in place from bytes.
+
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::raw;
+use super::value::{Floats, Value};
+use super::{DataKey, DecodeError};
+
+/// Smallest buffer a component allocates.
+const MIN_BUFFER: usize = 64;
+
+/// Small dynamic data of one entity — a character sheet, a quest's flags — in ONE buffer with
+/// no pointers: keys, types and 32-bit values grow up from the start, strings and float arrays
+/// grow down from the end, and they share the free space between.
+///
+/// Values are the restricted JSON of the Bitsquid `DataComponent`: [`bool`], [`f32`], UTF-8
+/// strings and arrays of `f32` ([`Value`]). Objects exist only as flattened key paths, hashed
+/// to a [`DataKey`]: `stats.health`. Keys are kept sorted; lookups are a binary search over
+/// the key array alone.
+///
+/// A value whose size changes takes a new place in the value area (a shorter string is
+/// written over the old one); the holes left behind are reclaimed when the buffer grows (it is
+/// re-packed) or by [`compact`](DataComponent::compact).
+///
+/// The buffer *is* the file format ([`as_bytes`](DataComponent::as_bytes)): moving, copying
+/// or saving a component is a `memcpy`, and [`from_bytes`](DataComponent::from_bytes) /
+/// [`DataView::new`] check every offset of untrusted bytes before anything reads them.
+///
+/// # Example
+///
+/// ```
+/// use dod::data::{DataComponent, DataView};
+/// use dod::key;
+///
+/// let mut sheet = DataComponent::new();
+/// sheet.set("name", "The One");
+/// sheet.set(key!("stats.health"), 100.0);
+/// sheet.set("stats.mana", 200.0);
+/// sheet.set("status_effects.drunk", true);
+///
+/// assert_eq!(sheet.get_str("name"), Some("The One"));
+/// assert_eq!(sheet.get_f32(key!("stats.health")), Some(100.0));
+/// assert_eq!(sheet.get_f32("name"), None); // another type
+/// assert!(sheet.remove("status_effects.drunk"));
+///
+/// // Save, load, or read in place.
+/// let bytes = sheet.as_bytes().to_vec();
+/// let view = DataView::new(&bytes).unwrap();
+/// assert_eq!(view.get_f32("stats.mana"), Some(200.0));
+/// assert_eq!(DataComponent::from_bytes(&bytes).unwrap(), sheet);
+/// ```
+#[derive(Clone, Default)]
+pub struct DataComponent {
+    /// Empty, or a buffer that keeps every invariant of the format (see `raw`).
+    buf: Vec<u8>,
+}
+
+impl DataComponent {
+    /// An empty component. Allocates nothing until the first [`set`](DataComponent::set).
+    /// O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let c = DataComponent::new();
+    /// assert!(c.is_empty());
+    /// assert_eq!(c.memory_usage(), 0);
+    /// ```
+    pub const fn new() -> Self {
+        DataComponent { buf: Vec::new() }
+    }
+
+    /// An empty component with a buffer of `bytes` bytes (at least the 16-byte header). Every
+    /// entry takes 9 header bytes; a string takes 4 + its length, a float array 4 + 4 per
+    /// float. O(bytes).
+    ///
+    /// # Panics
+    ///
+    /// If `bytes` is more than `u32::MAX`.
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let c = DataComponent::with_capacity(256);
+    /// assert_eq!(c.capacity(), 256);
+    /// ```
+    #[track_caller]
+    pub fn with_capacity(bytes: usize) -> Self {
+        assert!(
+            bytes <= u32::MAX as usize,
+            "DataComponent::with_capacity: {bytes} bytes is more than a component can address (u32::MAX)"
+        );
+        let mut buf = vec![0; bytes.max(raw::HEADER)];
+        raw::init(&mut buf);
+        DataComponent { buf }
+    }
+
+    /// Reads a component from bytes written by [`as_bytes`](DataComponent::as_bytes), checking
+    /// all of them first (O(n)): the magic, version and key hash id, every count, offset and
+    /// size, the type tags, that strings are UTF-8, that keys are sorted and unique and that no
+    /// two values overlap. Bytes are copied once.
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, DecodeError};
+    /// let mut c = DataComponent::new();
+    /// c.set("a", "text");
+    /// let back = DataComponent::from_bytes(c.as_bytes()).unwrap();
+    /// assert_eq!(back.get_str("a"), Some("text"));
+    /// assert_eq!(DataComponent::from_bytes(b"nonsense"), Err(DecodeError::TooShort));
+    /// ```
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        raw::validate(bytes)?;
+        Ok(DataComponent {
+            buf: bytes.to_vec(),
+        })
+    }
+
+    /// The component's bytes: the versioned little-endian format, free space included.
+    /// Nothing is copied or encoded. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let c = DataComponent::new();
+    /// assert_eq!(&c.as_bytes()[..4], b"DODc");
+    /// ```
+    pub fn as_bytes(&self) -> &[u8] {
+        if self.buf.is_empty() {
+            &raw::EMPTY
+        } else {
+            &self.buf
+        }
+    }
+
+    /// The component as a [`DataView`]. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("x", 1.0);
+    /// assert_eq!(c.view().len(), 1);
+    /// ```
+    pub fn view(&self) -> DataView<'_> {
+        DataView {
+            bytes: self.as_bytes(),
+        }
+    }
+
+    /// Sets the value of `key`, replacing any value of any type. O(n) in the number of
+    /// entries for a new key (the header arrays move by a few bytes), O(log n) otherwise, plus
+    /// the size of the value; amortised O(size of the component) when the buffer grows.
+    ///
+    /// # Panics
+    ///
+    /// If the component would need more than `u32::MAX` bytes.
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("stats.health", 100.0);
+    /// c.set("stats.health", "full"); // the type may change
+    /// c.set("color", &[0.0, 0.5, 0.5, 0.7]);
+    /// assert_eq!(c.get_str("stats.health"), Some("full"));
+    /// assert_eq!(c.len(), 2);
+    /// ```
+    #[track_caller]
+    pub fn set<'v>(&mut self, key: impl Into<DataKey>, value: impl Into<Value<'v>>) {
+        let (key, value) = (key.into(), value.into());
+        if let Err(need) = raw::set(&mut self.buf, key, &value) {
+            self.grow(need);
+            let done = raw::set(&mut self.buf, key, &value);
+            debug_assert!(done.is_ok(), "a grown buffer has room");
+        }
+    }
+
+    #[track_caller]
+    fn grow(&mut self, need: usize) {
+        assert!(
+            need <= u32::MAX as usize,
+            "DataComponent::set: the component would need {need} bytes, more than it can address (u32::MAX)"
+        );
+        let len = self.buf.len();
+        let size = if need <= len {
+            len
+        } else {
+            need.max(len.saturating_mul(2))
+                .max(MIN_BUFFER)
+                .min(u32::MAX as usize)
+        };
+        let mut grown = vec![0; size];
+        if self.buf.is_empty() {
+            raw::init(&mut grown);
+        } else {
+            raw::repack(&self.buf, &mut grown);
+        }
+        self.buf = grown;
+    }
+
+    /// The value of `key`. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, Value};
+    /// let mut c = DataComponent::new();
+    /// c.set("drunk", true);
+    /// assert_eq!(c.get("drunk"), Some(Value::Bool(true)));
+    /// assert_eq!(c.get("sober"), None);
+    /// ```
+    #[inline]
+    pub fn get(&self, key: impl Into<DataKey>) -> Option<Value<'_>> {
+        self.view().get(key)
+    }
+
+    /// The float at `key`; `None` if it is missing *or of another type* ([`get`](Self::get)
+    /// tells the two apart). O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("hp", 3.0);
+    /// assert_eq!(c.get_f32("hp"), Some(3.0));
+    /// ```
+    #[inline]
+    pub fn get_f32(&self, key: impl Into<DataKey>) -> Option<f32> {
+        self.view().get_f32(key)
+    }
+
+    /// The boolean at `key`; `None` if it is missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("drunk", false);
+    /// assert_eq!(c.get_bool("drunk"), Some(false));
+    /// ```
+    #[inline]
+    pub fn get_bool(&self, key: impl Into<DataKey>) -> Option<bool> {
+        self.view().get_bool(key)
+    }
+
+    /// The string at `key`; `None` if it is missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("name", "The One");
+    /// assert_eq!(c.get_str("name"), Some("The One"));
+    /// ```
+    #[inline]
+    pub fn get_str(&self, key: impl Into<DataKey>) -> Option<&str> {
+        self.view().get_str(key)
+    }
+
+    /// The float array at `key`; `None` if it is missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("pos", &[1.0, 2.0]);
+    /// assert_eq!(c.get_f32s("pos").unwrap().to_vec(), [1.0, 2.0]);
+    /// ```
+    #[inline]
+    pub fn get_f32s(&self, key: impl Into<DataKey>) -> Option<Floats<'_>> {
+        self.view().get_f32s(key)
+    }
+
+    /// Whether `key` has a value. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert!(c.contains("a") && !c.contains("b"));
+    /// ```
+    #[inline]
+    pub fn contains(&self, key: impl Into<DataKey>) -> bool {
+        self.view().contains(key)
+    }
+
+    /// Removes `key`; whether it had a value. Its bytes are zeroed and become free space or a
+    /// hole. O(n) in the number of entries.
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", "x");
+    /// assert!(c.remove("a"));
+    /// assert!(!c.remove("a"));
+    /// ```
+    pub fn remove(&mut self, key: impl Into<DataKey>) -> bool {
+        raw::remove(&mut self.buf, key.into())
+    }
+
+    /// The number of entries. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert_eq!(c.len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        raw::count(&self.buf)
+    }
+
+    /// Whether there are no entries. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// assert!(DataComponent::new().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries as `(key hash, value)`, in increasing order of key hash. O(1) to create.
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, Value};
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// let all: Vec<_> = c.iter().collect();
+    /// assert_eq!(all, [(dod::key!("a"), Value::F32(1.0))]);
+    /// ```
+    pub fn iter(&self) -> Iter<'_> {
+        self.view().iter()
+    }
+
+    /// Removes every entry, keeping the buffer (zeroed). O(capacity).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// c.clear();
+    /// assert!(c.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        if !self.buf.is_empty() {
+            self.buf.fill(0);
+            raw::init(&mut self.buf);
+        }
+    }
+
+    /// The buffer's length in bytes: header, free space and value area. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert!(c.capacity() >= 16 + 9);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Heap bytes held (the buffer's allocation; 0 for a new component). O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert_eq!(c.memory_usage(), 64);
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Bytes left unused by holes in the value area (reclaimed by
+    /// [`compact`](Self::compact)). O(n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", "short");
+    /// c.set("b", 1.0);
+    /// c.set("a", "a longer string");
+    /// assert_eq!(c.hole_bytes(), 4 + 5);
+    /// c.compact();
+    /// assert_eq!(c.hole_bytes(), 0);
+    /// ```
+    pub fn hole_bytes(&self) -> usize {
+        if self.buf.is_empty() {
+            0
+        } else {
+            raw::hole_bytes(&self.buf)
+        }
+    }
+
+    /// Re-packs the values with no holes into a buffer of exactly the size they need (free
+    /// space is released too). O(size).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::with_capacity(1024);
+    /// c.set("a", 1.0);
+    /// c.compact();
+    /// assert_eq!(c.capacity(), 16 + 9);
+    /// ```
+    pub fn compact(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        let mut packed = vec![0; raw::packed_size(&self.buf)];
+        raw::repack(&self.buf, &mut packed);
+        self.buf = packed;
+    }
+
+    /// Copies every entry of `other` into `self`; on a key both have, `other`'s value wins.
+    /// O(m log n) for `m` entries in `other`.
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut a = DataComponent::new();
+    /// a.set("x", 1.0);
+    /// a.set("y", 1.0);
+    /// let mut b = DataComponent::new();
+    /// b.set("y", 2.0);
+    /// a.merge_from(&b);
+    /// assert_eq!((a.get_f32("x"), a.get_f32("y")), (Some(1.0), Some(2.0)));
+    /// ```
+    pub fn merge_from<'o>(&mut self, other: impl Into<DataView<'o>>) {
+        for (k, v) in other.into().iter() {
+            self.set(k, v);
+        }
+    }
+}
+
+impl PartialEq for DataComponent {
+    /// Same entries (floats compared by bits); layout and free space do not matter.
+    fn eq(&self, other: &Self) -> bool {
+        self.view() == other.view()
+    }
+}
+
+impl Eq for DataComponent {}
+
+impl fmt::Debug for DataComponent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.view(), f)
+    }
+}
+
+impl<'a> From<&'a DataComponent> for DataView<'a> {
+    fn from(c: &'a DataComponent) -> Self {
+        c.view()
+    }
+}
+
+impl From<DataView<'_>> for DataComponent {
+    /// Copies the view's bytes. O(n).
+    fn from(v: DataView<'_>) -> Self {
+        DataComponent {
+            buf: v.bytes.to_vec(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for &'a DataComponent {
+    type Item = (DataKey, Value<'a>);
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// A component read in place from bytes, checked once by [`DataView::new`]: zero copies, and
+/// no accessor can panic afterwards, whatever the bytes were.
+///
+/// # Example
+///
+/// ```
+/// use dod::data::{DataComponent, DataView, DecodeError};
+///
+/// let mut c = DataComponent::new();
+/// c.set("name", "The One");
+/// let file: Vec<u8> = c.as_bytes().to_vec();
+///
+/// let view = DataView::new(&file).unwrap();
+/// assert_eq!(view.get_str("name"), Some("The One"));
+///
+/// let mut corrupt = file.clone();
+/// corrupt[8] = 200; // an entry count the bytes cannot hold
+/// assert_eq!(DataView::new(&corrupt).unwrap_err(), DecodeError::BadCounts);
+/// ```
+#[derive(Copy, Clone)]
+pub struct DataView<'a> {
+    /// Bytes that passed `raw::validate` (or a component's own buffer).
+    bytes: &'a [u8],
+}
+
+impl<'a> DataView<'a> {
+    /// Checks `bytes` (O(n), see [`DataComponent::from_bytes`]) and reads them in place.
+    ///
+    /// ```
+    /// # use dod::data::{DataView, DecodeError};
+    /// assert_eq!(DataView::new(&[0; 16]).unwrap_err(), DecodeError::BadMagic);
+    /// ```
+    pub fn new(bytes: &'a [u8]) -> Result<Self, DecodeError> {
+        raw::validate(bytes)?;
+        Ok(DataView { bytes })
+    }
+
+    /// A view of bytes known to be valid (a block of a store, already checked).
+    pub(crate) fn trusted(bytes: &'a [u8]) -> Self {
+        debug_assert!(raw::validate(bytes).is_ok());
+        DataView { bytes }
+    }
+
+    /// The bytes viewed. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let c = DataComponent::new();
+    /// assert_eq!(c.view().as_bytes(), c.as_bytes());
+    /// ```
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The value of `key`. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, Value};
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert_eq!(c.view().get("a"), Some(Value::F32(1.0)));
+    /// ```
+    #[inline]
+    pub fn get(&self, key: impl Into<DataKey>) -> Option<Value<'a>> {
+        raw::lookup(self.bytes, key.into())
+    }
+
+    /// The float at `key`; `None` if missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert_eq!(c.view().get_f32("a"), Some(1.0));
+    /// ```
+    #[inline]
+    pub fn get_f32(&self, key: impl Into<DataKey>) -> Option<f32> {
+        self.get(key)?.as_f32()
+    }
+
+    /// The boolean at `key`; `None` if missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", true);
+    /// assert_eq!(c.view().get_bool("a"), Some(true));
+    /// ```
+    #[inline]
+    pub fn get_bool(&self, key: impl Into<DataKey>) -> Option<bool> {
+        self.get(key)?.as_bool()
+    }
+
+    /// The string at `key`; `None` if missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", "x");
+    /// assert_eq!(c.view().get_str("a"), Some("x"));
+    /// ```
+    #[inline]
+    pub fn get_str(&self, key: impl Into<DataKey>) -> Option<&'a str> {
+        self.get(key)?.as_str()
+    }
+
+    /// The float array at `key`; `None` if missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", &[1.0]);
+    /// assert_eq!(c.view().get_f32s("a").unwrap().len(), 1);
+    /// ```
+    #[inline]
+    pub fn get_f32s(&self, key: impl Into<DataKey>) -> Option<Floats<'a>> {
+        self.get(key)?.as_f32s()
+    }
+
+    /// Whether `key` has a value. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// assert!(!DataComponent::new().view().contains("a"));
+    /// ```
+    #[inline]
+    pub fn contains(&self, key: impl Into<DataKey>) -> bool {
+        raw::find(self.bytes, key.into()).is_ok()
+    }
+
+    /// The number of entries. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// assert_eq!(DataComponent::new().view().len(), 0);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        raw::count(self.bytes)
+    }
+
+    /// Whether there are no entries. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// assert!(DataComponent::new().view().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries as `(key hash, value)` in increasing order of key hash. O(1) to create.
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 1.0);
+    /// assert_eq!(c.view().iter().count(), 1);
+    /// ```
+    pub fn iter(&self) -> Iter<'a> {
+        Iter {
+            bytes: self.bytes,
+            i: 0,
+            n: self.len(),
+        }
+    }
+
+    /// Bytes an exact copy with no free space and no holes would take. O(n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("name", "abc");
+    /// assert_eq!(c.view().packed_size(), 16 + 9 + 4 + 3);
+    /// ```
+    pub fn packed_size(&self) -> usize {
+        raw::packed_size(self.bytes)
+    }
+}
+
+impl PartialEq for DataView<'_> {
+    /// Same entries (floats compared by bits).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for DataView<'_> {}
+
+impl fmt::Debug for DataView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+/// The entries of a component or view, in increasing order of key hash.
+///
+/// ```
+/// # use dod::data::DataComponent;
+/// let mut c = DataComponent::new();
+/// c.set("a", 1.0);
+/// c.set("b", 2.0);
+/// assert_eq!(c.iter().len(), 2);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Iter<'a> {
+    bytes: &'a [u8],
+    i: usize,
+    n: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (DataKey, Value<'a>);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.i >= self.n {
+            return None;
+        }
+        let i = self.i;
+        self.i += 1;
+        match (raw::key_at(self.bytes, i), raw::value_at(self.bytes, i)) {
+            (Some(k), Some(v)) => Some((k, v)),
+            _ => {
+                self.i = self.n;
+                None
+            }
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.n - self.i;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+impl core::iter::FusedIterator for Iter<'_> {}

@@ -1,0 +1,62 @@
+//! Untrusted bytes: `DataView::new` and `DataComponent::from_bytes` either reject them or give
+//! a value whose every accessor and mutator works without panicking.
+#![no_main]
+
+use dod::data::{DataComponent, DataKey, DataView};
+use libfuzzer_sys::fuzz_target;
+
+fn exercise(v: DataView<'_>) {
+    let n = v.len();
+    let mut count = 0;
+    for (k, val) in v.iter() {
+        assert_eq!(v.get(k), Some(val));
+        assert!(v.contains(k));
+        let _ = (v.get_f32(k), v.get_bool(k), v.get_str(k));
+        if let Some(a) = v.get_f32s(k) {
+            let _ = a.to_vec();
+        }
+        count += 1;
+    }
+    assert_eq!(count, n);
+    let _ = v.get("name");
+    let _ = v.packed_size();
+    let _ = format!("{v:?}");
+}
+
+fuzz_target!(|input: &[u8]| {
+    // Most inputs get a valid magic, version and hash id, so the fuzzer spends its time on the
+    // counts, offsets and values behind them.
+    let prefixed;
+    let data = if input.first().is_some_and(|b| b & 1 == 1) {
+        &input[1..]
+    } else {
+        prefixed = [b"DODc\x01\x00\x01\x00", input.get(1..).unwrap_or(&[])].concat();
+        &prefixed[..]
+    };
+    let Ok(view) = DataView::new(data) else {
+        assert!(DataComponent::from_bytes(data).is_err());
+        return;
+    };
+    exercise(view);
+    let mut c = DataComponent::from_bytes(data).expect("a valid view is a valid component");
+    assert_eq!(c.view(), view);
+    let keys: Vec<DataKey> = c.iter().map(|(k, _)| k).collect();
+    for (i, k) in keys.iter().enumerate() {
+        match i % 4 {
+            0 => c.set(*k, "a string that is longer than most"),
+            1 => c.set(*k, 1.5),
+            2 => c.set(*k, &[1.0, 2.0, 3.0]),
+            _ => {
+                c.remove(*k);
+            }
+        }
+    }
+    c.set("fresh", "value");
+    exercise(c.view());
+    let patch = c.diff(view);
+    let mut back = DataComponent::from(view);
+    back.apply(&patch);
+    assert_eq!(back, c);
+    c.compact();
+    assert_eq!(DataView::new(c.as_bytes()).map(|v| v.len()), Ok(c.len()));
+});
