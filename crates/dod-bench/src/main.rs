@@ -111,6 +111,29 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
 }
 
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
 fn write_report(
     out: &PathBuf,
     header: &str,
@@ -119,17 +142,16 @@ fn write_report(
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     let mut md = String::from(header);
-    for t in tables {
+    for (i, t) in tables.iter().enumerate() {
         md += "\n";
         md += &t.to_markdown();
-    }
-    std::fs::write(out.join("report.md"), md)?;
-    for (i, t) in tables.iter().enumerate() {
-        let path = out.join(format!("{:02}-{}.svg", i + 1, t.section));
-        if let Err(e) = chart::write(t, &path) {
-            eprintln!("dod-bench: no chart for {:?}: {e}", t.title);
+        let file = format!("{:02}-{}.svg", i + 1, t.section);
+        match chart::write(t, &out.join(&file)) {
+            Ok(()) => md += &format!("\n![{}]({file})\n", t.title),
+            Err(e) => eprintln!("dod-bench: no chart for {:?}: {e}", t.title),
         }
     }
+    std::fs::write(out.join("report.md"), md)?;
     let json = serde_json::json!({
         "machine": machine(),
         "quick": config.quick,
@@ -160,8 +182,10 @@ fn main() -> ExitCode {
         eprintln!("dod-bench: this is a debug build; run with --release for meaningful numbers");
     }
     let header = format!(
-        "# dod comparison report\n\nMachine: {}. Repetitions per cell: {} (median). Seed: {}.{}\n",
+        "# dod comparison report\n\nMachine: {}. Date: {}. Repetitions per cell: {} (median). \
+         Seed: {}.{}\n",
         machine(),
+        today(),
         args.config.reps,
         args.config.seed,
         if args.config.quick {
@@ -203,6 +227,15 @@ mod tests {
 
     fn parse(s: &str) -> Result<Option<Args>, String> {
         parse_args(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn dates_from_day_counts() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(20_513), (2026, 3, 1));
+        assert_eq!(civil_from_days(20_779), (2026, 11, 22));
     }
 
     #[test]
