@@ -1,0 +1,261 @@
+//! A character sheet in a `DataComponent`, as in Bitsquid's DataComponent article: read from the
+//! restricted JSON with the key names kept in a `KeyNames` registry, edited twice from the same
+//! base (a potion, a curse), each edit turned into a `diff` patch and both applied to the base.
+//! Input outside the restricted JSON is refused with the path that broke the rule. Then the
+//! sheets of many entities share one `DataStore`, which is saved to bytes, loaded back with
+//! every offset checked, compared value by value, and refused when the bytes are damaged.
+//!
+//! Needs the `json` feature:
+//!
+//! `cargo run --release --features json --example character_sheet [-- --quick]`
+
+use std::time::{Duration, Instant};
+
+use dod::data::{DataComponent, DataKey, DataStore, DecodeError, JsonError, KeyNames, Patch};
+use dod::{key, Handle};
+
+const NAME: DataKey = key!("name");
+const HEALTH: DataKey = key!("stats.health");
+const MANA: DataKey = key!("stats.mana");
+const DRUNK: DataKey = key!("status_effects.drunk");
+const DELIRIOUS: DataKey = key!("status_effects.delirious");
+const CURSED: DataKey = key!("status_effects.cursed");
+const COLOR: DataKey = key!("color");
+const BIOGRAPHY: DataKey = key!("biography");
+
+const BASE: &str = r#"{
+    "name": "The One",
+    "stats": {"health": 100, "mana": 200},
+    "status_effects": {"drunk": false, "delirious": true},
+    "color": [0, 0.5, 0.5, 0.7]
+}"#;
+
+/// One line per change of a patch, with the key's name.
+fn show_patch(patch: &Patch, names: &KeyNames) -> String {
+    patch
+        .iter()
+        .map(|(k, v)| {
+            let name = names.name(k).unwrap_or_else(|| k.to_string());
+            match v {
+                Some(v) => format!("{name} = {v:?}"),
+                None => format!("{name} removed"),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The sheet of entity `i` of the crowd, as its JSON.
+fn crowd_json(i: usize) -> String {
+    let cursed = if i % 5 == 0 {
+        r#", "cursed": "frailty""#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{"name": "Adventurer {i}",
+            "stats": {{"health": {}, "mana": {}}},
+            "status_effects": {{"drunk": {}, "delirious": {}{cursed}}},
+            "color": [{}, 0.25, 0.5, 1]}}"#,
+        50 + i % 100,
+        10 * (i % 20),
+        i % 3 == 0,
+        i % 7 == 0,
+        (i % 10) as f32 / 10.0,
+    )
+}
+
+/// Where the component of the entity at slot `index` starts in bytes from
+/// `DataStore::to_bytes`, read from the layout that method documents: a 24-byte header with
+/// the slot count at offset 12, 8 bytes per slot (key tag, then block offset | order), then
+/// the buffer.
+fn component_offset(bytes: &[u8], index: usize) -> usize {
+    let rd = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    let slot_count = rd(12);
+    let loc = rd(24 + 8 * index + 4);
+    24 + 8 * slot_count + (loc & !31)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let crowd = if quick { 100 } else { 1_000 };
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+
+    // --- One sheet, two edits of the same base, merged. ---
+    let mut names = KeyNames::new();
+    let base = DataComponent::from_json(BASE, &mut names).expect("the base sheet is valid");
+    assert_eq!(names.len(), 6);
+    assert_eq!(base.get_str(NAME), Some("The One"));
+    assert_eq!(base.get_f32s(COLOR).unwrap().to_vec(), [0.0, 0.5, 0.5, 0.7]);
+    println!("base:   {}", base.to_json(&names).unwrap());
+
+    // One player drinks a potion.
+    let mut potion = base.clone();
+    potion.set(HEALTH, base.get_f32(HEALTH).unwrap() + 25.0);
+    potion.set(DRUNK, true);
+    let potion_patch = potion.diff(&base);
+    // Another is cursed: a new key, less mana, and the curse replaces the delirium.
+    assert_eq!(names.register("status_effects.cursed"), Ok(CURSED));
+    let mut curse = base.clone();
+    curse.set(MANA, base.get_f32(MANA).unwrap() - 50.0);
+    curse.set(CURSED, "frailty");
+    curse.remove(DELIRIOUS);
+    let curse_patch = curse.diff(&base);
+    println!("potion: {}", show_patch(&potion_patch, &names));
+    println!("curse:  {}", show_patch(&curse_patch, &names));
+    assert_eq!(potion_patch.len(), 2);
+    assert_eq!(curse_patch.len(), 3, "two values and one tombstone");
+    assert_eq!(curse_patch.get(DELIRIOUS), Some(None));
+
+    // The edits touch different keys, so both patches apply, in either order.
+    assert!(potion_patch
+        .iter()
+        .all(|(k, _)| curse_patch.get(k).is_none()));
+    let mut merged = base.clone();
+    merged.apply(&potion_patch);
+    merged.apply(&curse_patch);
+    let mut other_order = base.clone();
+    other_order.apply(&curse_patch);
+    other_order.apply(&potion_patch);
+    assert_eq!(merged, other_order);
+    // Every change of both edits is in, every key neither touched is as in the base.
+    for patch in [&potion_patch, &curse_patch] {
+        for (k, v) in patch.iter() {
+            assert_eq!(merged.get(k), v);
+        }
+    }
+    for (k, v) in base.iter() {
+        if potion_patch.get(k).is_none() && curse_patch.get(k).is_none() {
+            assert_eq!(merged.get(k), Some(v));
+        }
+    }
+    assert_eq!(merged.get_f32(HEALTH), Some(125.0));
+    assert_eq!(merged.get_f32(MANA), Some(150.0));
+    assert_eq!(merged.get_bool(DRUNK), Some(true));
+    assert_eq!(merged.get_str(CURSED), Some("frailty"));
+    assert!(!merged.contains(DELIRIOUS));
+    let merged_json = merged.to_json(&names).unwrap();
+    println!("merged: {merged_json}");
+    assert_eq!(
+        DataComponent::from_json(&merged_json, &mut names).unwrap(),
+        merged,
+        "the JSON reads back as the same sheet"
+    );
+
+    // --- Input outside the restricted JSON is refused, naming the path. ---
+    let bad = [
+        (
+            r#"{"stats": {"health": null}}"#,
+            JsonError::Null {
+                path: "stats.health".into(),
+            },
+        ),
+        (
+            r#"{"inventory": {"bag": [["sword", "shield"]]}}"#,
+            JsonError::NotNumbers {
+                path: "inventory.bag".into(),
+            },
+        ),
+    ];
+    for (json, want) in bad {
+        // A scratch registry: a refused input may have registered paths before the error.
+        let err = DataComponent::from_json(json, &mut names.clone()).unwrap_err();
+        println!("refused {json}: {err}");
+        assert_eq!(err, want);
+    }
+
+    // --- Many sheets in one store, saved and loaded. ---
+    let start = Instant::now();
+    let mut store: DataStore = DataStore::new();
+    let mut sheets: Vec<(Handle, DataComponent)> = Vec::with_capacity(crowd);
+    for i in 0..crowd {
+        // Entities as an allocator would hand them out: gaps, and generations past the first.
+        let e = Handle::new(2 * i as u32, 1 + (i % 7) as u16, 0).unwrap();
+        let mut sheet = DataComponent::from_json(&crowd_json(i), &mut names).unwrap();
+        assert!(store.insert(e));
+        for (k, v) in sheet.iter() {
+            assert!(store.set(e, k, v));
+        }
+        // Some grow after the fact and move to larger blocks of the store's buffer.
+        if i % 10 == 0 {
+            let bio = format!(
+                "Adventurer {i} has seen {} dungeons and remembers none.",
+                3 + i % 17
+            );
+            assert!(store.set(e, BIOGRAPHY, bio.as_str()));
+            sheet.set(BIOGRAPHY, bio.as_str());
+        }
+        sheets.push((e, sheet));
+    }
+    names.register("biography").unwrap();
+    let build = start.elapsed();
+    assert_eq!(store.len(), crowd);
+
+    let start = Instant::now();
+    let bytes = store.to_bytes();
+    let save = start.elapsed();
+    let start = Instant::now();
+    let loaded: DataStore = DataStore::from_bytes(&bytes).expect("saved bytes load back");
+    let load = start.elapsed();
+    println!(
+        "{crowd} sheets in one store: built in {:.3} ms, {} bytes saved in {:.3} ms, \
+         checked and loaded in {:.3} ms",
+        ms(build),
+        bytes.len(),
+        ms(save),
+        ms(load)
+    );
+
+    // Value by value against the sheets kept on the side.
+    assert_eq!(loaded.len(), sheets.len());
+    let mut values = 0;
+    for (e, sheet) in &sheets {
+        let view = loaded.get(*e).expect("every entity is back");
+        assert_eq!(view.len(), sheet.len());
+        for (k, v) in sheet.iter() {
+            assert_eq!(view.get(k), Some(v), "entity {e:?}, key {k}");
+            values += 1;
+        }
+        let stale = Handle::new(e.index(), e.generation() + 1, 0).unwrap();
+        assert!(
+            loaded.get(stale).is_none(),
+            "another generation reads nothing"
+        );
+    }
+    assert!(loaded == store);
+    let (e, _) = sheets[sheets.len() - 1];
+    println!(
+        "{values} values equal after loading; entity {}: {}",
+        e.index(),
+        loaded.get(e).unwrap().to_json(&names).unwrap()
+    );
+
+    // Damaged bytes are refused before anything reads them.
+    let truncated = &bytes[..bytes.len() - 1];
+    let err = DataStore::<Handle>::from_bytes(truncated).unwrap_err();
+    println!("refused, one byte short: {err}");
+    assert_eq!(err, DecodeError::BadCounts);
+
+    let victim = sheets[crowd / 2].0.index();
+    let mut bad_tag = bytes.clone();
+    let comp = component_offset(&bad_tag, victim as usize);
+    let entries = u32::from_le_bytes(bad_tag[comp + 8..comp + 12].try_into().unwrap()) as usize;
+    bad_tag[comp + 16 + 8 * entries] = 9; // the first entry's type tag
+    let err = DataStore::<Handle>::from_bytes(&bad_tag).unwrap_err();
+    println!("refused, a type tag overwritten: {err}");
+    assert_eq!(
+        err,
+        DecodeError::InEntity {
+            entity: victim,
+            error: Box::new(DecodeError::BadTypeTag { entry: 0, tag: 9 }),
+        }
+    );
+
+    let mut bad_block = bytes.clone();
+    let loc_at = 24 + 8 * victim as usize + 4;
+    // A 32-byte block (order 0) at 1 GiB, far past the end of the buffer.
+    bad_block[loc_at..loc_at + 4].copy_from_slice(&0x4000_0000u32.to_le_bytes());
+    let err = DataStore::<Handle>::from_bytes(&bad_block).unwrap_err();
+    println!("refused, a block moved past the buffer: {err}");
+    assert_eq!(err, DecodeError::BadBlock { entity: victim });
+}
