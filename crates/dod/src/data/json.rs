@@ -95,16 +95,21 @@ fn read(
     obj: &Map<String, Json>,
     segments: &mut Vec<String>,
     names: &mut KeyNames,
+    added: &mut Vec<DataKey>,
     out: &mut DataComponent,
 ) -> Result<(), JsonError> {
     for (name, v) in obj {
         segments.push(name.clone());
         match v {
-            Json::Object(inner) => read(inner, segments, names, out)?,
+            Json::Object(inner) => read(inner, segments, names, added, out)?,
             leaf => {
+                let before = names.len();
                 let key = names
                     .register_segments(segments.iter())
                     .map_err(JsonError::Collision)?;
+                if names.len() > before {
+                    added.push(key);
+                }
                 match leaf {
                     Json::Null => {
                         return Err(JsonError::Null {
@@ -136,8 +141,13 @@ fn read(
 }
 
 fn to_json_value(v: Value<'_>, segments: &[String]) -> Result<Json, JsonError> {
+    // The shortest decimal that reads back as the same `f32` (0.7, not 0.699999988079071):
+    // `f32`'s `Display` gives it, and as an `f64` it prints the same digits.
     let num = |f: f32| {
-        Number::from_f64(f64::from(f))
+        alloc::format!("{f}")
+            .parse::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
             .filter(|_| f.is_finite())
             .map(Json::Number)
             .ok_or_else(|| JsonError::NotFiniteF32 {
@@ -197,7 +207,7 @@ impl DataView<'_> {
 impl DataComponent {
     /// Reads the restricted JSON: an object whose members are booleans, numbers (finite as
     /// `f32`), strings, arrays of numbers, or objects of the same, which become key paths.
-    /// Every path is registered in `names`. Anything else (null, an array holding non-numbers,
+    /// Every path is registered in `names`; on an error `names` is left as it was. Anything else (null, an array holding non-numbers,
     /// a number out of `f32` range, a top level that is not an object) is an error naming the
     /// path. Empty objects leave no trace. O(input).
     ///
@@ -218,6 +228,7 @@ impl DataComponent {
     ///
     /// let bad = DataComponent::from_json(r#"{"inv": ["sword"]}"#, &mut names);
     /// assert_eq!(bad.unwrap_err(), JsonError::NotNumbers { path: "inv".into() });
+    /// assert_eq!(names.len(), 6); // nothing registered by a refused input
     /// let big = DataComponent::from_json(r#"{"x": 1e39}"#, &mut names);
     /// assert_eq!(big.unwrap_err(), JsonError::NotFiniteF32 { path: "x".into() });
     /// ```
@@ -228,8 +239,16 @@ impl DataComponent {
             return Err(JsonError::NotAnObject);
         };
         let mut out = DataComponent::new();
-        read(&obj, &mut Vec::new(), names, &mut out)?;
-        Ok(out)
+        let mut added = Vec::new();
+        match read(&obj, &mut Vec::new(), names, &mut added, &mut out) {
+            Ok(()) => Ok(out),
+            Err(e) => {
+                for key in added {
+                    names.forget(key);
+                }
+                Err(e)
+            }
+        }
     }
 
     /// The component as restricted JSON (see [`DataView::to_json`]).
@@ -302,5 +321,48 @@ mod tests {
             2
         );
         assert_eq!(c.to_json(&names).unwrap(), json);
+    }
+
+    #[test]
+    fn floats_are_written_in_their_shortest_form_and_read_back_exactly() {
+        let mut names = KeyNames::new();
+        names.register("v").unwrap();
+        for f in [
+            0.7f32,
+            0.1,
+            1.0 / 3.0,
+            16_777_217.0,
+            f32::MAX,
+            f32::MIN_POSITIVE,
+            -2.5e-38,
+        ] {
+            let mut c = DataComponent::new();
+            c.set("v", f);
+            let json = c.to_json(&names).unwrap();
+            let back = DataComponent::from_json(&json, &mut names).unwrap();
+            assert_eq!(
+                back.get_f32("v").map(f32::to_bits),
+                Some(f.to_bits()),
+                "{json}"
+            );
+        }
+        let mut c = DataComponent::new();
+        c.set("v", 0.7f32);
+        assert_eq!(c.to_json(&names).unwrap(), r#"{"v":0.7}"#);
+    }
+
+    #[test]
+    fn a_refused_input_registers_no_name() {
+        let mut names = KeyNames::new();
+        names.register("kept").unwrap();
+        for bad in [
+            r#"{"a": 1, "b": {"c": null}}"#,
+            r#"{"a": true, "bag": [["sword"]]}"#,
+            r#"{"kept": 1, "z": 1e39}"#,
+        ] {
+            assert!(DataComponent::from_json(bad, &mut names).is_err());
+            assert_eq!(names.len(), 1, "{bad}");
+            assert!(names.name(DataKey::from_path("kept")).is_some());
+        }
     }
 }

@@ -130,6 +130,12 @@ impl KeyNames {
         }
     }
 
+    /// Removes a name registered by a call that then failed.
+    #[cfg(feature = "json")]
+    pub(crate) fn forget(&mut self, key: DataKey) {
+        self.paths.remove(&key);
+    }
+
     /// The path of `key`, segments joined with `.`. O(log n + path length).
     ///
     /// ```
