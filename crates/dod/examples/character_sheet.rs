@@ -158,10 +158,11 @@ fn main() {
         ),
     ];
     for (json, want) in bad {
-        // A scratch registry: a refused input may have registered paths before the error.
-        let err = DataComponent::from_json(json, &mut names.clone()).unwrap_err();
+        let before = names.len();
+        let err = DataComponent::from_json(json, &mut names).unwrap_err();
         println!("refused {json}: {err}");
         assert_eq!(err, want);
+        assert_eq!(names.len(), before, "a refused input registers no name");
     }
 
     // --- Many sheets in one store, saved and loaded. ---
@@ -172,10 +173,7 @@ fn main() {
         // Entities as an allocator would hand them out: gaps, and generations past the first.
         let e = Handle::new(2 * i as u32, 1 + (i % 7) as u16, 0).unwrap();
         let mut sheet = DataComponent::from_json(&crowd_json(i), &mut names).unwrap();
-        assert!(store.insert(e));
-        for (k, v) in sheet.iter() {
-            assert!(store.set(e, k, v));
-        }
+        assert!(!store.insert_data(e, &sheet), "a new entity");
         // Some grow after the fact and move to larger blocks of the store's buffer.
         if i % 10 == 0 {
             let bio = format!(

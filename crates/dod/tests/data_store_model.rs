@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use dod::data::{DataStore, DataView, OwnedValue};
+use dod::data::{DataComponent, DataStore, DataView, OwnedValue};
 use dod::Handle;
 use proptest::prelude::*;
 
@@ -43,6 +43,8 @@ enum Op {
     Remove(u32, u16),
     Set(u32, u16, usize, OwnedValue),
     RemoveKey(u32, u16, usize),
+    /// Give an entity a whole component holding these entries.
+    InsertData(u32, u16, Vec<(usize, OwnedValue)>),
     RoundTrip,
     Compact,
     Clear,
@@ -55,7 +57,9 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (e.clone(), g.clone()).prop_map(|(e, g)| Op::Insert(e, g)),
         1 => (e.clone(), g.clone()).prop_map(|(e, g)| Op::Remove(e, g)),
         8 => (e.clone(), g.clone(), 0..PATHS.len(), value()).prop_map(|(e, g, p, v)| Op::Set(e, g, p, v)),
-        3 => (e, g, 0..PATHS.len()).prop_map(|(e, g, p)| Op::RemoveKey(e, g, p)),
+        3 => (e.clone(), g.clone(), 0..PATHS.len()).prop_map(|(e, g, p)| Op::RemoveKey(e, g, p)),
+        1 => (e, g, prop::collection::vec((0..PATHS.len(), value()), 0..6))
+            .prop_map(|(e, g, kv)| Op::InsertData(e, g, kv)),
         1 => Just(Op::RoundTrip),
         1 => Just(Op::Compact),
         1 => Just(Op::Clear),
@@ -130,6 +134,17 @@ proptest! {
                     let live = m.get_mut(&e).filter(|(mg, _)| *mg == g);
                     let had = live.map(|(_, d)| d.remove(PATHS[p]).is_some()).unwrap_or(false);
                     assert_eq!(s.remove_key(h(e, g), PATHS[p]), had);
+                }
+                Op::InsertData(e, g, kv) => {
+                    let mut c = DataComponent::new();
+                    let mut data = HashMap::new();
+                    for (p, v) in kv {
+                        c.set(PATHS[p], &v);
+                        data.insert(PATHS[p], v);
+                    }
+                    let had = m.get(&e).is_some_and(|(mg, _)| *mg == g);
+                    assert_eq!(s.insert_data(h(e, g), &c), had);
+                    m.insert(e, (g, data));
                 }
                 Op::RoundTrip => {
                     let bytes = s.to_bytes();

@@ -192,6 +192,56 @@ impl<K: Key> DataStore<K> {
         true
     }
 
+    /// Gives `e` a copy of `data` (a [`DataComponent`](super::DataComponent) or a
+    /// [`DataView`]), replacing the component it had; whether it had one. The copy is packed
+    /// into the smallest block that holds it, in one pass over `data`'s bytes. As with
+    /// [`insert`](Self::insert), data of another generation at `e`'s index is dropped. O(size
+    /// of `data`).
+    ///
+    /// # Panics
+    ///
+    /// If the buffer would grow past 2 GiB.
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, DataStore};
+    /// # use dod::Handle;
+    /// let mut sheet = DataComponent::new();
+    /// sheet.set("name", "Imp");
+    /// sheet.set("stats.health", 5.0);
+    ///
+    /// let mut s: DataStore = DataStore::new();
+    /// let (a, b) = (Handle::new(0, 1, 0).unwrap(), Handle::new(1, 1, 0).unwrap());
+    /// assert!(!s.insert_data(a, &sheet));
+    /// assert!(!s.insert_data(b, &sheet));
+    /// assert_eq!(s.get_f32(b, "stats.health"), Some(5.0));
+    /// assert_eq!(s.get(a).unwrap(), sheet.view());
+    /// ```
+    #[track_caller]
+    pub fn insert_data<'d>(&mut self, e: K, data: impl Into<DataView<'d>>) -> bool {
+        let src = data.into().as_bytes();
+        let to = order_for(raw::packed_size(src));
+        let i = e.index() as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, Slot::default());
+        }
+        let s = self.slots[i];
+        let had = s.tag == e.tag();
+        if s.tag != 0 {
+            let (off, o) = s.block();
+            self.buddy.free(off, o);
+        } else {
+            self.len += 1;
+        }
+        let off = self.buddy.alloc(to);
+        let start = off as usize;
+        raw::repack(src, &mut self.buddy.arena[start..start + block_size(to)]);
+        self.slots[i] = Slot {
+            tag: e.tag(),
+            loc: off | u32::from(to),
+        };
+        had
+    }
+
     /// Removes `e`'s component; whether it had one. Its block is zeroed and freed. O(log of
     /// the buffer size).
     ///
