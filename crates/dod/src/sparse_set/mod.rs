@@ -381,30 +381,10 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.pages.get(index)
     }
 
-    /// The arena address of `e`'s slot and its dense position, checking its generation if it
-    /// has one.
-    #[inline]
-    fn locate<E: Entity>(&self, e: E) -> Option<(usize, usize)> {
-        let a = self.pages.at(e.entity_index())?;
-        let slot = self.pages.slot_at(a);
-        if let Some(g) = e.entity_generation() {
-            if slot_generation(slot) != g.get() {
-                return None;
-            }
-        }
-        Some((a, decode(slot)?))
-    }
-
     /// The dense position of `e`, checking its generation if it has one.
     #[inline]
     fn position<E: Entity>(&self, e: E) -> Option<usize> {
-        let slot = self.slot(e.entity_index());
-        if let Some(g) = e.entity_generation() {
-            if slot_generation(slot) != g.get() {
-                return None;
-            }
-        }
-        decode(slot)
+        position_in(self.slot(e.entity_index()), e)
     }
 
     /// The position of `e` in the dense arrays, if the set holds it.
@@ -527,11 +507,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     #[inline]
     pub(crate) fn insert_raw(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
         debug_assert_ne!(index, TOMBSTONE);
-        if self.entities.len() >= u32::MAX as usize - 1 {
-            // Only tombstones can make the dense arrays this long.
-            self.compact();
-        }
-        let slot = self.pages.get_mut_alloc(index);
+        let Some(slot) = self.pages.slot_mut(index) else {
+            return self.insert_in_new_page(index, generation, value);
+        };
         if let Some(pos) = decode(*slot) {
             if generation != 0 {
                 *slot = encode(pos, generation);
@@ -539,10 +517,31 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             return Some(core::mem::replace(&mut self.values[pos], value));
         }
         let pos = self.entities.len();
+        if pos >= u32::MAX as usize - 1 {
+            return self.insert_after_compact(index, generation, value);
+        }
         self.entities.push(index);
         self.values.push(value);
         *slot = encode(pos, generation);
         None
+    }
+
+    /// `insert_raw` of an index whose page is not allocated yet: out of line, so that the
+    /// common path stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn insert_in_new_page(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
+        self.pages.alloc_page(index);
+        self.insert_raw(index, generation, value)
+    }
+
+    /// `insert_raw` of a new entity when the dense arrays are full of tombstones.
+    #[cold]
+    #[inline(never)]
+    fn insert_after_compact(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
+        // Only tombstones can make the dense arrays this long.
+        self.compact();
+        self.insert_raw(index, generation, value)
     }
 
     /// Removes every entity; keeps the allocated pages and capacity.
@@ -697,6 +696,18 @@ impl<T, E: Entity, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
             None => missing(e),
         }
     }
+}
+
+/// The dense position a sparse slot gives `e`: `None` if the slot is vacant or `e` is a key
+/// of another generation.
+#[inline]
+fn position_in<E: Entity>(slot: u64, e: E) -> Option<usize> {
+    if let Some(g) = e.entity_generation() {
+        if slot_generation(slot) != g.get() {
+            return None;
+        }
+    }
+    decode(slot)
 }
 
 #[cold]
