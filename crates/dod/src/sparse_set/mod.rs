@@ -387,6 +387,22 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         position_in(self.slot(e.entity_index()), e)
     }
 
+    /// Where to look for `e`'s value: its dense position if the set holds it, a position past
+    /// the end of the dense arrays if its slot is vacant (so that the caller's bounds check
+    /// also checks vacancy), `None` if `e` is a key of another generation.
+    #[inline]
+    fn probe<E: Entity>(&self, e: E) -> Option<usize> {
+        let slot = self.slot(e.entity_index());
+        if let Some(g) = e.entity_generation() {
+            if slot_generation(slot) != g.get() {
+                return None;
+            }
+        }
+        // A vacant slot (0) wraps to `u32::MAX`, past any dense position: the dense arrays
+        // hold fewer than `u32::MAX - 1` entries (see `insert_raw`).
+        Some((slot as u32).wrapping_sub(1) as usize)
+    }
+
     /// The position of `e` in the dense arrays, if the set holds it.
     ///
     /// O(1).
@@ -453,7 +469,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn get<E: Entity>(&self, e: E) -> Option<&T> {
-        self.values.get(self.position(e)?)
+        self.values.get(self.probe(e)?)
     }
 
     /// The value of `e`, mutable.
@@ -468,7 +484,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn get_mut<E: Entity>(&mut self, e: E) -> Option<&mut T> {
-        let pos = self.position(e)?;
+        let pos = self.probe(e)?;
         self.values.get_mut(pos)
     }
 
@@ -520,10 +536,21 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         if pos >= u32::MAX as usize - 1 {
             return self.insert_after_compact(index, generation, value);
         }
-        self.entities.push(index);
-        self.values.push(value);
+        if pos == self.entities.capacity() || pos == self.values.capacity() {
+            return self.insert_after_grow(index, generation, value);
+        }
+        push_within_capacity(&mut self.entities, index);
+        push_within_capacity(&mut self.values, value);
         *slot = encode(pos, generation);
         None
+    }
+
+    /// `insert_raw` of a new entity when the dense arrays are full.
+    #[cold]
+    #[inline(never)]
+    fn insert_after_grow(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
+        self.reserve(1);
+        self.insert_raw(index, generation, value)
     }
 
     /// `insert_raw` of an index whose page is not allocated yet: out of line, so that the
@@ -695,6 +722,20 @@ impl<T, E: Entity, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
             Some(pos) => &mut self.values[pos],
             None => missing(e),
         }
+    }
+}
+
+/// Appends `x` to `v`, which has room for it.
+#[inline]
+#[allow(unsafe_code)]
+fn push_within_capacity<X>(v: &mut Vec<X>, x: X) {
+    let len = v.len();
+    assert!(len < v.capacity());
+    // SAFETY: `len < capacity`, so the slot at `len` is allocated and uninitialised; it is
+    // written before the length covers it.
+    unsafe {
+        v.as_mut_ptr().add(len).write(x);
+        v.set_len(len + 1);
     }
 }
 

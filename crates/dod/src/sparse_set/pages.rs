@@ -52,10 +52,12 @@ impl<const PAGE: usize> Pages<PAGE> {
     #[inline]
     fn at(&self, index: u32) -> Option<usize> {
         let i = index as usize;
-        match self.table.get(i / PAGE) {
-            Some(&k) if k != 0 => Some((k as usize - 1) * PAGE + i % PAGE),
-            _ => None,
+        // One test for both "past the table" and "page not allocated".
+        let k = self.table.get(i / PAGE).copied().unwrap_or(0);
+        if k == 0 {
+            return None;
         }
+        Some((k as usize - 1) * PAGE + i % PAGE)
     }
 
     /// The slot of `index`, if its page is allocated.
