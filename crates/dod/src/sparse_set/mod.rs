@@ -381,30 +381,26 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.pages.get(index)
     }
 
-    /// The arena address of `e`'s slot and its dense position, checking its generation if it
-    /// has one.
-    #[inline]
-    fn locate<E: Entity>(&self, e: E) -> Option<(usize, usize)> {
-        let a = self.pages.at(e.entity_index())?;
-        let slot = self.pages.slot_at(a);
-        if let Some(g) = e.entity_generation() {
-            if slot_generation(slot) != g.get() {
-                return None;
-            }
-        }
-        Some((a, decode(slot)?))
-    }
-
     /// The dense position of `e`, checking its generation if it has one.
     #[inline]
     fn position<E: Entity>(&self, e: E) -> Option<usize> {
+        position_in(self.slot(e.entity_index()), e)
+    }
+
+    /// Where to look for `e`'s value: its dense position if the set holds it, a position past
+    /// the end of the dense arrays if its slot is vacant (so that the caller's bounds check
+    /// also checks vacancy), `None` if `e` is a key of another generation.
+    #[inline]
+    fn probe<E: Entity>(&self, e: E) -> Option<usize> {
         let slot = self.slot(e.entity_index());
         if let Some(g) = e.entity_generation() {
             if slot_generation(slot) != g.get() {
                 return None;
             }
         }
-        decode(slot)
+        // A vacant slot (0) wraps to `u32::MAX`, past any dense position: the dense arrays
+        // hold fewer than `u32::MAX - 1` entries (see `insert_raw`).
+        Some((slot as u32).wrapping_sub(1) as usize)
     }
 
     /// The position of `e` in the dense arrays, if the set holds it.
@@ -473,7 +469,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn get<E: Entity>(&self, e: E) -> Option<&T> {
-        self.values.get(self.position(e)?)
+        self.values.get(self.probe(e)?)
     }
 
     /// The value of `e`, mutable.
@@ -488,7 +484,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn get_mut<E: Entity>(&mut self, e: E) -> Option<&mut T> {
-        let pos = self.position(e)?;
+        let pos = self.probe(e)?;
         self.values.get_mut(pos)
     }
 
@@ -527,11 +523,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     #[inline]
     pub(crate) fn insert_raw(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
         debug_assert_ne!(index, TOMBSTONE);
-        if self.entities.len() >= u32::MAX as usize - 1 {
-            // Only tombstones can make the dense arrays this long.
-            self.compact();
-        }
-        let slot = self.pages.get_mut_alloc(index);
+        let Some(slot) = self.pages.slot_mut(index) else {
+            return self.insert_in_new_page(index, generation, value);
+        };
         if let Some(pos) = decode(*slot) {
             if generation != 0 {
                 *slot = encode(pos, generation);
@@ -539,10 +533,42 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             return Some(core::mem::replace(&mut self.values[pos], value));
         }
         let pos = self.entities.len();
-        self.entities.push(index);
-        self.values.push(value);
+        if pos >= u32::MAX as usize - 1 {
+            return self.insert_after_compact(index, generation, value);
+        }
+        if pos == self.entities.capacity() || pos == self.values.capacity() {
+            return self.insert_after_grow(index, generation, value);
+        }
+        push_within_capacity(&mut self.entities, index);
+        push_within_capacity(&mut self.values, value);
         *slot = encode(pos, generation);
         None
+    }
+
+    /// `insert_raw` of a new entity when the dense arrays are full.
+    #[cold]
+    #[inline(never)]
+    fn insert_after_grow(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
+        self.reserve(1);
+        self.insert_raw(index, generation, value)
+    }
+
+    /// `insert_raw` of an index whose page is not allocated yet: out of line, so that the
+    /// common path stays small enough to inline.
+    #[cold]
+    #[inline(never)]
+    fn insert_in_new_page(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
+        self.pages.alloc_page(index);
+        self.insert_raw(index, generation, value)
+    }
+
+    /// `insert_raw` of a new entity when the dense arrays are full of tombstones.
+    #[cold]
+    #[inline(never)]
+    fn insert_after_compact(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
+        // Only tombstones can make the dense arrays this long.
+        self.compact();
+        self.insert_raw(index, generation, value)
     }
 
     /// Removes every entity; keeps the allocated pages and capacity.
@@ -697,6 +723,32 @@ impl<T, E: Entity, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
             None => missing(e),
         }
     }
+}
+
+/// Appends `x` to `v`, which has room for it.
+#[inline]
+#[allow(unsafe_code)]
+fn push_within_capacity<X>(v: &mut Vec<X>, x: X) {
+    let len = v.len();
+    assert!(len < v.capacity());
+    // SAFETY: `len < capacity`, so the slot at `len` is allocated and uninitialised; it is
+    // written before the length covers it.
+    unsafe {
+        v.as_mut_ptr().add(len).write(x);
+        v.set_len(len + 1);
+    }
+}
+
+/// The dense position a sparse slot gives `e`: `None` if the slot is vacant or `e` is a key
+/// of another generation.
+#[inline]
+fn position_in<E: Entity>(slot: u64, e: E) -> Option<usize> {
+    if let Some(g) = e.entity_generation() {
+        if slot_generation(slot) != g.get() {
+            return None;
+        }
+    }
+    decode(slot)
 }
 
 #[cold]

@@ -32,7 +32,8 @@ pub(super) fn slot_generation(slot: u64) -> u16 {
 ///
 /// Invariants: `table[p]` is 0 when page `p` is not allocated, else `k + 1` where page `p`
 /// is `slots[k * PAGE .. (k + 1) * PAGE]`; each arena page belongs to exactly one table entry;
-/// `slots.len()` is a multiple of `PAGE`.
+/// `slots.len()` is a multiple of `PAGE`. The unchecked slot accesses rely on the first of
+/// these, so only this module touches `table` and `slots`.
 #[derive(Clone, Debug)]
 pub(super) struct Pages<const PAGE: usize> {
     table: Vec<u32>,
@@ -49,58 +50,49 @@ impl<const PAGE: usize> Pages<PAGE> {
 
     /// Where the slot of `index` sits in the arena, if its page is allocated.
     #[inline]
-    pub(super) fn at(&self, index: u32) -> Option<usize> {
+    fn at(&self, index: u32) -> Option<usize> {
         let i = index as usize;
-        match self.table.get(i / PAGE) {
-            Some(&k) if k != 0 => Some((k as usize - 1) * PAGE + i % PAGE),
-            _ => None,
+        // One test for both "past the table" and "page not allocated".
+        let k = self.table.get(i / PAGE).copied().unwrap_or(0);
+        if k == 0 {
+            return None;
         }
+        Some((k as usize - 1) * PAGE + i % PAGE)
+    }
+
+    /// The slot of `index`, if its page is allocated.
+    #[inline]
+    #[allow(unsafe_code)]
+    pub(super) fn slot(&self, index: u32) -> Option<&u64> {
+        let a = self.at(index)?;
+        debug_assert!(a < self.slots.len());
+        // SAFETY: `at` found a non-zero table entry `k + 1`, which by the invariant of
+        // `Pages` names the arena page `slots[k * PAGE .. (k + 1) * PAGE]`, and `a` is
+        // `k * PAGE + index % PAGE`, inside that page.
+        Some(unsafe { self.slots.get_unchecked(a) })
+    }
+
+    /// The slot of `index`, mutable, if its page is allocated.
+    #[inline]
+    #[allow(unsafe_code)]
+    pub(super) fn slot_mut(&mut self, index: u32) -> Option<&mut u64> {
+        let a = self.at(index)?;
+        debug_assert!(a < self.slots.len());
+        // SAFETY: as in `slot`: `a` lies in the arena page that the table entry names.
+        Some(unsafe { self.slots.get_unchecked_mut(a) })
     }
 
     /// The slot of `index` (0 when vacant or when its page does not exist).
     #[inline]
     pub(super) fn get(&self, index: u32) -> u64 {
-        match self.at(index) {
-            Some(a) => self.slots.get(a).copied().unwrap_or(0),
-            None => 0,
+        self.slot(index).copied().unwrap_or(0)
+    }
+
+    /// Allocates the page of `index` at the end of the arena if it has none.
+    pub(super) fn alloc_page(&mut self, index: u32) {
+        if self.at(index).is_some() {
+            return;
         }
-    }
-
-    /// The slot at arena address `a` (from [`at`](Self::at)).
-    #[inline]
-    pub(super) fn slot_at(&self, a: usize) -> u64 {
-        self.slots.get(a).copied().unwrap_or(0)
-    }
-
-    /// Overwrites the slot at arena address `a` (from [`at`](Self::at)).
-    #[inline]
-    pub(super) fn set_at(&mut self, a: usize, slot: u64) {
-        if let Some(s) = self.slots.get_mut(a) {
-            *s = slot;
-        }
-    }
-
-    /// The slot of `index`, mutable, if its page exists.
-    #[inline]
-    pub(super) fn get_mut(&mut self, index: u32) -> Option<&mut u64> {
-        let a = self.at(index)?;
-        self.slots.get_mut(a)
-    }
-
-    /// The slot of `index`, mutable, allocating its page if needed.
-    #[inline]
-    pub(super) fn get_mut_alloc(&mut self, index: u32) -> &mut u64 {
-        let a = match self.at(index) {
-            Some(a) => a,
-            None => self.alloc_page(index),
-        };
-        &mut self.slots[a]
-    }
-
-    /// Allocates the page of `index` at the end of the arena; returns the slot's place.
-    #[cold]
-    #[inline(never)]
-    fn alloc_page(&mut self, index: u32) -> usize {
         let i = index as usize;
         let p = i / PAGE;
         if p >= self.table.len() {
@@ -110,13 +102,12 @@ impl<const PAGE: usize> Pages<PAGE> {
         self.slots.resize(self.slots.len() + PAGE, 0);
         // At most 2^32 / PAGE pages exist, so `k + 1` fits in a u32.
         self.table[p] = (k + 1) as u32;
-        k * PAGE + i % PAGE
     }
 
     /// Points the slot of live entity `e` at `pos`, keeping its generation.
     #[inline]
     pub(super) fn relink(&mut self, e: u32, pos: usize) {
-        if let Some(s) = self.get_mut(e) {
+        if let Some(s) = self.slot_mut(e) {
             *s = encode(pos, slot_generation(*s));
         }
     }
@@ -124,7 +115,7 @@ impl<const PAGE: usize> Pages<PAGE> {
     /// Empties the slot of entity `e`.
     #[inline]
     pub(super) fn unlink(&mut self, e: u32) {
-        if let Some(s) = self.get_mut(e) {
+        if let Some(s) = self.slot_mut(e) {
             *s = 0;
         }
     }

@@ -2,7 +2,7 @@
 
 #[cfg(test)]
 use super::decode;
-use super::{Entity, Pages, SparseSet, TOMBSTONE};
+use super::{position_in, Entity, Pages, SparseSet, TOMBSTONE};
 use alloc::vec::Vec;
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
@@ -19,11 +19,16 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn swap_remove<E: Entity>(&mut self, e: E) -> Option<T> {
-        let (a, pos) = self.locate(e)?;
-        self.pages.set_at(a, 0);
+        let slot = self.pages.slot_mut(e.entity_index())?;
+        let pos = position_in(*slot, e)?;
+        *slot = 0;
+        // The entry that moves is the last one whatever `pos` is: reading it first lets its
+        // sparse slot be fetched while `e`'s slot is still on its way from memory.
+        let last = self.entities.len() - 1;
+        let moved = self.entities[last];
         self.entities.swap_remove(pos);
         let value = self.values.swap_remove(pos);
-        if let Some(&moved) = self.entities.get(pos) {
+        if pos != last {
             if moved == TOMBSTONE {
                 self.first_tombstone = self.first_tombstone.min(pos);
             } else {
@@ -47,8 +52,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.entities(), &[2, 3]);
     /// ```
     pub fn shift_remove<E: Entity>(&mut self, e: E) -> Option<T> {
-        let (a, pos) = self.locate(e)?;
-        self.pages.set_at(a, 0);
+        let slot = self.pages.slot_mut(e.entity_index())?;
+        let pos = position_in(*slot, e)?;
+        *slot = 0;
         self.entities.remove(pos);
         let value = self.values.remove(pos);
         for (i, &moved) in self.entities.iter().enumerate().skip(pos) {
@@ -85,10 +91,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn defer_remove<E: Entity>(&mut self, e: E) -> bool {
-        let Some((a, pos)) = self.locate(e) else {
+        let Some(slot) = self.pages.slot_mut(e.entity_index()) else {
             return false;
         };
-        self.pages.set_at(a, 0);
+        let Some(pos) = position_in(*slot, e) else {
+            return false;
+        };
+        *slot = 0;
         self.entities[pos] = TOMBSTONE;
         self.first_tombstone = if self.pending == 0 {
             pos
