@@ -47,9 +47,10 @@
 //!
 //! # Unsafe code
 //!
-//! [`HandleMap`] and [`BitSet`] have none. [`Pool`] (uninitialised vacant slots), the mutable
-//! join of [`SparseSet`] (disjoint `&mut` into two sets) and string reads of validated data
-//! buffers use `unsafe`, each block with the reason it is sound; the test suite runs under Miri
+//! [`HandleMap`] and [`BitSet`] have none. [`Pool`] (uninitialised vacant slots),
+//! [`SparseSet`] (unchecked access inside a page, appends within capacity, the mutable join's
+//! disjoint `&mut`) and string reads of validated data buffers use `unsafe` where it was
+//! measured to pay, each block with the reason it is sound; the test suite runs under Miri
 //! (`scripts/miri`).
 //!
 //! # Features
