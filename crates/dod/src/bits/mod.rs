@@ -118,27 +118,34 @@ impl Summary {
         &self.bits[self.starts[l]..self.starts[l + 1]]
     }
 
-    /// Sets the bit of item `i`.
-    #[inline]
+    /// Sets the bit of item `i`: one word per layer, going up only while the word below was
+    /// empty before.
+    #[inline(always)]
     fn set(&mut self, mut i: usize) {
-        for l in 0..self.levels {
+        let mut l = 0;
+        loop {
             let word = &mut self.bits[self.starts[l] + (i >> 6)];
             let was = *word;
             *word = was | 1 << (i & 63);
-            if was != 0 {
+            l += 1;
+            if was != 0 || l == self.levels {
                 return;
             }
             i >>= 6;
         }
     }
 
-    /// Clears the bit of item `i`.
-    #[inline]
+    /// Clears the bit of item `i`: one word per layer, going up only while the word below
+    /// became empty.
+    #[inline(always)]
     fn clear(&mut self, mut i: usize) {
-        for l in 0..self.levels {
+        let mut l = 0;
+        loop {
             let word = &mut self.bits[self.starts[l] + (i >> 6)];
-            *word &= !(1 << (i & 63));
-            if *word != 0 {
+            let now = *word & !(1 << (i & 63));
+            *word = now;
+            l += 1;
+            if now != 0 || l == self.levels {
                 return;
             }
             i >>= 6;
@@ -418,7 +425,9 @@ impl BitSet {
         let old = self.words[w];
         let new = old | 1u64 << (index & 63);
         // Branch-free on whether the bit was set: that branch is what a random insert
-        // would mispredict. The summary branches are rarely taken.
+        // would mispredict. A summary changes only when the word crosses empty or full, and
+        // its update is inline: a pool that removes one item and inserts one crosses "full"
+        // on every call.
         self.words[w] = new;
         if (old == 0) | (new == u64::MAX) {
             self.set_summaries(w, old, new);
@@ -427,13 +436,16 @@ impl BitSet {
     }
 
     /// The summary updates after word `w` went from `old` to `new` by setting bits; out of
-    /// line so that the common case stays a load, an `or` and a store.
+    /// line so that the common case stays a load, an `or` and a store and saves no registers,
+    /// with the layer walks inline so that it is one call.
     #[inline(never)]
     fn set_summaries(&mut self, w: usize, old: u64, new: u64) {
-        if old == 0 && new != 0 {
+        if old == 0 {
             self.any.set(w);
         }
-        if new == u64::MAX && old != u64::MAX {
+        if new == u64::MAX {
+            // Also reached when the bit was already set in a full word: clearing the
+            // summary bit again changes nothing.
             self.free.clear(w);
         }
     }
@@ -451,24 +463,33 @@ impl BitSet {
         if index >= self.universe {
             return false;
         }
+        self.clear_bit(index)
+    }
+
+    /// Clears the bit of `index < universe`; returns whether it was set.
+    #[inline]
+    pub(crate) fn clear_bit(&mut self, index: usize) -> bool {
         let w = index >> 6;
         let old = self.words[w];
         let new = old & !(1u64 << (index & 63));
         self.words[w] = new;
-        if (new == 0) | (old == u64::MAX) {
+        if (old == u64::MAX) | (new == 0) {
             self.clear_summaries(w, old, new);
         }
         old != new
     }
 
-    /// The summary updates after word `w` went from `old` to `new` by clearing bits.
+    /// The summary updates after word `w` went from `old` to `new` by clearing bits; out of
+    /// line, as in `set_summaries`.
     #[inline(never)]
     fn clear_summaries(&mut self, w: usize, old: u64, new: u64) {
-        if new == 0 && old != 0 {
-            self.any.clear(w);
-        }
-        if old == u64::MAX && new != u64::MAX {
+        if old == u64::MAX {
             self.free.set(w);
+        }
+        if new == 0 {
+            // Also reached when the word was already empty: clearing the summary bit again
+            // changes nothing.
+            self.any.clear(w);
         }
     }
 
@@ -725,6 +746,21 @@ impl BitSet {
             let w = self.free.next(w + 1)?;
             (w << 6) | (!self.words[w]).trailing_zeros() as usize
         };
+        // Bits past the universe are zero, so a zero found there means none is below it.
+        (index < self.universe).then_some(index)
+    }
+
+    /// The smallest index `>= from` and below the universe that is not in the set, if it is in
+    /// the word of `from`: the first step of [`next_zero`](BitSet::next_zero), without the
+    /// summary walk, for callers that keep a good starting point.
+    #[inline]
+    pub(crate) fn next_zero_in_word(&self, from: usize) -> Option<usize> {
+        let word = *self.words.get(from >> 6)?;
+        let m = !word & (u64::MAX << (from & 63));
+        if m == 0 {
+            return None;
+        }
+        let index = (from & !63) | m.trailing_zeros() as usize;
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index)
     }
