@@ -22,7 +22,13 @@
 //! 1. Every bit at index `>= universe` is zero.
 //! 2. For each summary and each layer `l`, bit `i` of layer `l + 1` is set iff word `i` of
 //!    layer `l` is non-zero; layer 0 is as described above, for every `w < words.len()`, and has
-//!    no bit set for `w >= words.len()`.
+//!    no bit set for `w >= words.len()`; with one exception:
+//! 3. `unsummarized` is `usize::MAX` or a word that is not full and whose bit in `free` is
+//!    clear: `free` describes the words as if that one were full. A word that stops being full
+//!    while no other is deferred becomes `unsummarized` instead of touching `free`, and leaves
+//!    it when it fills again, so that clearing a bit and setting it again (a pool removing an
+//!    item and filling the hole) costs no summary update. The zero searches take the smaller
+//!    of what `free` finds and this word: still O(log₆₄ n).
 //!
 //! # Memory
 //!
@@ -245,12 +251,23 @@ impl Summary {
 /// assert_eq!(bullets.count(), 4);
 /// assert_eq!(bullets.first_zero(), Some(0));
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct BitSet {
     words: Vec<u64>,
     universe: usize,
     any: Summary,
     free: Summary,
+    /// The one word that is not full but has no bit in `free` (invariant 3), or `NONE`.
+    unsummarized: usize,
+}
+
+/// No word deferred from the "any clear" summary.
+const NONE: usize = usize::MAX;
+
+impl Default for BitSet {
+    fn default() -> Self {
+        BitSet::new()
+    }
 }
 
 impl BitSet {
@@ -267,6 +284,7 @@ impl BitSet {
             universe: 0,
             any: Summary::build(0, |_| false),
             free: Summary::build(0, |_| false),
+            unsummarized: NONE,
         }
     }
 
@@ -310,6 +328,7 @@ impl BitSet {
             universe,
             any: Summary::default(),
             free: Summary::default(),
+            unsummarized: NONE,
         };
         s.rebuild_summaries();
         s
@@ -319,6 +338,7 @@ impl BitSet {
         let words = &self.words;
         self.any = Summary::build(words.len(), |w| words[w] != 0);
         self.free = Summary::build(words.len(), |w| words[w] != u64::MAX);
+        self.unsummarized = NONE;
     }
 
     /// The universe: every index in the set is below it. O(1).
@@ -444,9 +464,14 @@ impl BitSet {
             self.any.set(w);
         }
         if new == u64::MAX {
-            // Also reached when the bit was already set in a full word: clearing the
-            // summary bit again changes nothing.
-            self.free.clear(w);
+            if w == self.unsummarized {
+                // Its bit in `free` is already clear, as a full word's must be.
+                self.unsummarized = NONE;
+            } else {
+                // Also reached when the bit was already set in a full word: clearing the
+                // summary bit again changes nothing.
+                self.free.clear(w);
+            }
         }
     }
 
@@ -484,7 +509,11 @@ impl BitSet {
     #[inline(never)]
     fn clear_summaries(&mut self, w: usize, old: u64, new: u64) {
         if old == u64::MAX {
-            self.free.set(w);
+            if self.unsummarized == NONE {
+                self.unsummarized = w;
+            } else {
+                self.free.set(w);
+            }
         }
         if new == 0 {
             // Also reached when the word was already empty: clearing the summary bit again
@@ -719,7 +748,10 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn first_zero(&self) -> Option<usize> {
-        let w = self.free.first()?;
+        let w = self.free.first().unwrap_or(NONE).min(self.unsummarized);
+        if w == NONE {
+            return None;
+        }
         let index = (w << 6) | (!self.words[w]).trailing_zeros() as usize;
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index)
@@ -743,8 +775,14 @@ impl BitSet {
         let index = if m != 0 {
             (w << 6) | m.trailing_zeros() as usize
         } else {
-            let w = self.free.next(w + 1)?;
-            (w << 6) | (!self.words[w]).trailing_zeros() as usize
+            let mut next = self.free.next(w + 1).unwrap_or(NONE);
+            if self.unsummarized > w {
+                next = next.min(self.unsummarized);
+            }
+            if next == NONE {
+                return None;
+            }
+            (next << 6) | (!self.words[next]).trailing_zeros() as usize
         };
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index)
@@ -985,7 +1023,15 @@ impl BitSet {
         }
         let words = &self.words;
         let any = Summary::build(words.len(), |w| words[w] != 0);
-        let free = Summary::build(words.len(), |w| words[w] != u64::MAX);
+        let deferred = self.unsummarized;
+        if deferred != NONE {
+            assert!(
+                deferred < words.len(),
+                "unsummarized word past the capacity"
+            );
+            assert_ne!(words[deferred], u64::MAX, "unsummarized word is full");
+        }
+        let free = Summary::build(words.len(), |w| w != deferred && words[w] != u64::MAX);
         assert!(any.bits == self.any.bits, "any-set summary");
         assert!(free.bits == self.free.bits, "any-clear summary");
     }
@@ -1118,6 +1164,26 @@ mod tests {
         assert_eq!(s.first_zero(), Some(64 * 4000 + 7));
         assert_eq!(s.claim(), 64 * 4000 + 7);
         assert_eq!(s.claim(), 64 * 5000);
+        s.assert_invariants();
+    }
+
+    #[test]
+    fn deferred_word_is_found_by_the_zero_searches() {
+        let mut s = BitSet::full(64 * 300);
+        s.remove(64 * 200 + 3); // deferred: `free` is not touched
+        assert_eq!(s.unsummarized, 200);
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), Some(64 * 200 + 3));
+        assert_eq!(s.next_zero(5), Some(64 * 200 + 3));
+        assert_eq!(s.next_zero(64 * 200 + 4), None);
+        s.remove(64 * 100 + 9); // another word: summarized
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), Some(64 * 100 + 9));
+        assert_eq!(s.next_zero(64 * 100 + 10), Some(64 * 200 + 3));
+        assert_eq!(s.claim(), 64 * 100 + 9);
+        assert_eq!(s.claim(), 64 * 200 + 3); // fills the deferred word
+        assert_eq!(s.unsummarized, NONE);
+        assert_eq!(s.first_zero(), None);
         s.assert_invariants();
     }
 
