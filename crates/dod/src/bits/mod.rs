@@ -22,7 +22,13 @@
 //! 1. Every bit at index `>= universe` is zero.
 //! 2. For each summary and each layer `l`, bit `i` of layer `l + 1` is set iff word `i` of
 //!    layer `l` is non-zero; layer 0 is as described above, for every `w < words.len()`, and has
-//!    no bit set for `w >= words.len()`.
+//!    no bit set for `w >= words.len()`; with one exception:
+//! 3. `unsummarized` is `usize::MAX` or a word that is not full and whose bit in `free` is
+//!    clear: `free` describes the words as if that one were full. A word that stops being full
+//!    while no other is deferred becomes `unsummarized` instead of touching `free`, and leaves
+//!    it when it fills again, so that clearing a bit and setting it again (a pool removing an
+//!    item and filling the hole) costs no summary update. The zero searches take the smaller
+//!    of what `free` finds and this word: still O(log₆₄ n).
 //!
 //! # Memory
 //!
@@ -118,27 +124,34 @@ impl Summary {
         &self.bits[self.starts[l]..self.starts[l + 1]]
     }
 
-    /// Sets the bit of item `i`.
-    #[inline]
+    /// Sets the bit of item `i`: one word per layer, going up only while the word below was
+    /// empty before.
+    #[inline(always)]
     fn set(&mut self, mut i: usize) {
-        for l in 0..self.levels {
+        let mut l = 0;
+        loop {
             let word = &mut self.bits[self.starts[l] + (i >> 6)];
             let was = *word;
             *word = was | 1 << (i & 63);
-            if was != 0 {
+            l += 1;
+            if was != 0 || l == self.levels {
                 return;
             }
             i >>= 6;
         }
     }
 
-    /// Clears the bit of item `i`.
-    #[inline]
+    /// Clears the bit of item `i`: one word per layer, going up only while the word below
+    /// became empty.
+    #[inline(always)]
     fn clear(&mut self, mut i: usize) {
-        for l in 0..self.levels {
+        let mut l = 0;
+        loop {
             let word = &mut self.bits[self.starts[l] + (i >> 6)];
-            *word &= !(1 << (i & 63));
-            if *word != 0 {
+            let now = *word & !(1 << (i & 63));
+            *word = now;
+            l += 1;
+            if now != 0 || l == self.levels {
                 return;
             }
             i >>= 6;
@@ -238,12 +251,23 @@ impl Summary {
 /// assert_eq!(bullets.count(), 4);
 /// assert_eq!(bullets.first_zero(), Some(0));
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct BitSet {
     words: Vec<u64>,
     universe: usize,
     any: Summary,
     free: Summary,
+    /// The one word that is not full but has no bit in `free` (invariant 3), or `NONE`.
+    unsummarized: usize,
+}
+
+/// No word deferred from the "any clear" summary.
+const NONE: usize = usize::MAX;
+
+impl Default for BitSet {
+    fn default() -> Self {
+        BitSet::new()
+    }
 }
 
 impl BitSet {
@@ -260,6 +284,7 @@ impl BitSet {
             universe: 0,
             any: Summary::build(0, |_| false),
             free: Summary::build(0, |_| false),
+            unsummarized: NONE,
         }
     }
 
@@ -303,6 +328,7 @@ impl BitSet {
             universe,
             any: Summary::default(),
             free: Summary::default(),
+            unsummarized: NONE,
         };
         s.rebuild_summaries();
         s
@@ -312,6 +338,7 @@ impl BitSet {
         let words = &self.words;
         self.any = Summary::build(words.len(), |w| words[w] != 0);
         self.free = Summary::build(words.len(), |w| words[w] != u64::MAX);
+        self.unsummarized = NONE;
     }
 
     /// The universe: every index in the set is below it. O(1).
@@ -418,7 +445,9 @@ impl BitSet {
         let old = self.words[w];
         let new = old | 1u64 << (index & 63);
         // Branch-free on whether the bit was set: that branch is what a random insert
-        // would mispredict. The summary branches are rarely taken.
+        // would mispredict. A summary changes only when the word crosses empty or full, and
+        // its update is inline: a pool that removes one item and inserts one crosses "full"
+        // on every call.
         self.words[w] = new;
         if (old == 0) | (new == u64::MAX) {
             self.set_summaries(w, old, new);
@@ -427,14 +456,22 @@ impl BitSet {
     }
 
     /// The summary updates after word `w` went from `old` to `new` by setting bits; out of
-    /// line so that the common case stays a load, an `or` and a store.
+    /// line so that the common case stays a load, an `or` and a store and saves no registers,
+    /// with the layer walks inline so that it is one call.
     #[inline(never)]
     fn set_summaries(&mut self, w: usize, old: u64, new: u64) {
-        if old == 0 && new != 0 {
+        if old == 0 {
             self.any.set(w);
         }
-        if new == u64::MAX && old != u64::MAX {
-            self.free.clear(w);
+        if new == u64::MAX {
+            if w == self.unsummarized {
+                // Its bit in `free` is already clear, as a full word's must be.
+                self.unsummarized = NONE;
+            } else {
+                // Also reached when the bit was already set in a full word: clearing the
+                // summary bit again changes nothing.
+                self.free.clear(w);
+            }
         }
     }
 
@@ -451,24 +488,37 @@ impl BitSet {
         if index >= self.universe {
             return false;
         }
+        self.clear_bit(index)
+    }
+
+    /// Clears the bit of `index < universe`; returns whether it was set.
+    #[inline]
+    pub(crate) fn clear_bit(&mut self, index: usize) -> bool {
         let w = index >> 6;
         let old = self.words[w];
         let new = old & !(1u64 << (index & 63));
         self.words[w] = new;
-        if (new == 0) | (old == u64::MAX) {
+        if (old == u64::MAX) | (new == 0) {
             self.clear_summaries(w, old, new);
         }
         old != new
     }
 
-    /// The summary updates after word `w` went from `old` to `new` by clearing bits.
+    /// The summary updates after word `w` went from `old` to `new` by clearing bits; out of
+    /// line, as in `set_summaries`.
     #[inline(never)]
     fn clear_summaries(&mut self, w: usize, old: u64, new: u64) {
-        if new == 0 && old != 0 {
-            self.any.clear(w);
+        if old == u64::MAX {
+            if self.unsummarized == NONE {
+                self.unsummarized = w;
+            } else {
+                self.free.set(w);
+            }
         }
-        if old == u64::MAX && new != u64::MAX {
-            self.free.set(w);
+        if new == 0 {
+            // Also reached when the word was already empty: clearing the summary bit again
+            // changes nothing.
+            self.any.clear(w);
         }
     }
 
@@ -698,7 +748,10 @@ impl BitSet {
     /// ```
     #[inline]
     pub fn first_zero(&self) -> Option<usize> {
-        let w = self.free.first()?;
+        let w = self.free.first().unwrap_or(NONE).min(self.unsummarized);
+        if w == NONE {
+            return None;
+        }
         let index = (w << 6) | (!self.words[w]).trailing_zeros() as usize;
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index)
@@ -722,9 +775,30 @@ impl BitSet {
         let index = if m != 0 {
             (w << 6) | m.trailing_zeros() as usize
         } else {
-            let w = self.free.next(w + 1)?;
-            (w << 6) | (!self.words[w]).trailing_zeros() as usize
+            let mut next = self.free.next(w + 1).unwrap_or(NONE);
+            if self.unsummarized > w {
+                next = next.min(self.unsummarized);
+            }
+            if next == NONE {
+                return None;
+            }
+            (next << 6) | (!self.words[next]).trailing_zeros() as usize
         };
+        // Bits past the universe are zero, so a zero found there means none is below it.
+        (index < self.universe).then_some(index)
+    }
+
+    /// The smallest index `>= from` and below the universe that is not in the set, if it is in
+    /// the word of `from`: the first step of [`next_zero`](BitSet::next_zero), without the
+    /// summary walk, for callers that keep a good starting point.
+    #[inline]
+    pub(crate) fn next_zero_in_word(&self, from: usize) -> Option<usize> {
+        let word = *self.words.get(from >> 6)?;
+        let m = !word & (u64::MAX << (from & 63));
+        if m == 0 {
+            return None;
+        }
+        let index = (from & !63) | m.trailing_zeros() as usize;
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index)
     }
@@ -949,7 +1023,15 @@ impl BitSet {
         }
         let words = &self.words;
         let any = Summary::build(words.len(), |w| words[w] != 0);
-        let free = Summary::build(words.len(), |w| words[w] != u64::MAX);
+        let deferred = self.unsummarized;
+        if deferred != NONE {
+            assert!(
+                deferred < words.len(),
+                "unsummarized word past the capacity"
+            );
+            assert_ne!(words[deferred], u64::MAX, "unsummarized word is full");
+        }
+        let free = Summary::build(words.len(), |w| w != deferred && words[w] != u64::MAX);
         assert!(any.bits == self.any.bits, "any-set summary");
         assert!(free.bits == self.free.bits, "any-clear summary");
     }
@@ -1082,6 +1164,26 @@ mod tests {
         assert_eq!(s.first_zero(), Some(64 * 4000 + 7));
         assert_eq!(s.claim(), 64 * 4000 + 7);
         assert_eq!(s.claim(), 64 * 5000);
+        s.assert_invariants();
+    }
+
+    #[test]
+    fn deferred_word_is_found_by_the_zero_searches() {
+        let mut s = BitSet::full(64 * 300);
+        s.remove(64 * 200 + 3); // deferred: `free` is not touched
+        assert_eq!(s.unsummarized, 200);
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), Some(64 * 200 + 3));
+        assert_eq!(s.next_zero(5), Some(64 * 200 + 3));
+        assert_eq!(s.next_zero(64 * 200 + 4), None);
+        s.remove(64 * 100 + 9); // another word: summarized
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), Some(64 * 100 + 9));
+        assert_eq!(s.next_zero(64 * 100 + 10), Some(64 * 200 + 3));
+        assert_eq!(s.claim(), 64 * 100 + 9);
+        assert_eq!(s.claim(), 64 * 200 + 3); // fills the deferred word
+        assert_eq!(s.unsummarized, NONE);
+        assert_eq!(s.first_zero(), None);
         s.assert_invariants();
     }
 

@@ -21,6 +21,10 @@
 //!    item had generation 65 535, so it is never used again.
 //! 3. `blocked` is `None` while no slot is retired; afterwards it is `alive ∪ retired`, and
 //!    vacant slots are searched in it instead of in `alive`.
+//! 4. No vacant, non-retired slot has an index below `first_hole` (`usize::MAX` says there
+//!    is none at all). Removal lowers it to the emptied slot, insertion raises it past the
+//!    filled one, so the search for the lowest hole starts at the right word and needs no
+//!    search at all when the pool is full.
 //!
 //! A key resolves only if its tag (with `VACANT` masked off, so a key of any `Key`
 //! implementation can never match a vacant slot) equals its slot's tag. Generations only grow
@@ -105,6 +109,8 @@ pub struct Pool<T, K: Key = Handle> {
     alive: BitSet,
     blocked: Option<BitSet>,
     len: usize,
+    /// A lower bound on the lowest hole (invariant 4).
+    first_hole: usize,
     type_id: u16,
     _key: PhantomData<fn(K) -> K>,
 }
@@ -147,6 +153,7 @@ impl<T, K: Key> Pool<T, K> {
             alive: BitSet::new(),
             blocked: None,
             len: 0,
+            first_hole: usize::MAX,
             type_id: 0,
             _key: PhantomData,
         }
@@ -317,7 +324,7 @@ impl<T, K: Key> Pool<T, K> {
     /// let h = pool.insert(10);
     /// assert_eq!(pool[h], 10);
     /// ```
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn insert(&mut self, value: T) -> K {
         match self.try_insert(value) {
@@ -337,33 +344,45 @@ impl<T, K: Key> Pool<T, K> {
     /// }
     /// assert!(pool.try_insert(()).is_err());
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn try_insert(&mut self, value: T) -> Result<K, CapacityError<T>> {
-        let i = match self.vacant_slot() {
+        let i = match self.hole_near_hint() {
             Some(i) => i,
-            None => {
-                if self.slots.len() >= K::MAX_SLOTS as usize {
-                    return Err(CapacityError::new(value));
-                }
-                self.push_slot()
-            }
+            None => match self.find_slot() {
+                Some(i) => i,
+                None => return Err(CapacityError::new(value)),
+            },
         };
         Ok(self.fill(i, value))
     }
 
-    /// The first vacant, non-retired slot.
+    /// The flags that vacant slots are searched in (invariant 3).
     #[inline]
-    fn vacant_slot(&self) -> Option<usize> {
-        if self.len == self.slots.len() {
-            return None;
-        }
-        match &self.blocked {
-            None => self.alive.first_zero(),
-            Some(b) => b.first_zero(),
-        }
+    fn searched(&self) -> &BitSet {
+        self.blocked.as_ref().unwrap_or(&self.alive)
     }
 
-    #[cold]
+    /// The first vacant, non-retired slot if it is in the word of `first_hole`: no slot below
+    /// `first_hole` is (invariant 4). After a removal it is the emptied slot.
+    #[inline]
+    fn hole_near_hint(&self) -> Option<usize> {
+        self.searched().next_zero_in_word(self.first_hole)
+    }
+
+    /// The first vacant, non-retired slot past the word of `first_hole`, or a new slot, or
+    /// `None` if the key type cannot address another; out of line, as the pool is usually
+    /// full or has a hole at `first_hole` when items are inserted.
+    #[inline(never)]
+    fn find_slot(&mut self) -> Option<usize> {
+        if let Some(i) = self.searched().next_zero(self.first_hole) {
+            return Some(i);
+        }
+        if self.slots.len() >= K::MAX_SLOTS as usize {
+            return None;
+        }
+        Some(self.push_slot())
+    }
+
     fn push_slot(&mut self) -> usize {
         let i = self.slots.len();
         self.slots.push(Slot {
@@ -378,7 +397,7 @@ impl<T, K: Key> Pool<T, K> {
     }
 
     /// Puts `value` into vacant, non-retired slot `i`.
-    #[inline]
+    #[inline(always)]
     fn fill(&mut self, i: usize, value: T) -> K {
         let slot = &mut self.slots[i];
         debug_assert!(!slot.is_occupied() && slot.tag & GEN_MASK != 0);
@@ -390,6 +409,12 @@ impl<T, K: Key> Pool<T, K> {
             self.block(i);
         }
         self.len += 1;
+        // `i` was the lowest hole, so the next one is above it; a full pool has none.
+        self.first_hole = if self.len == self.slots.len() {
+            usize::MAX
+        } else {
+            i + 1
+        };
         self.key_for(i, slot_generation(generation))
     }
 
@@ -573,7 +598,7 @@ impl<T, K: Key> Pool<T, K> {
 
     /// Empties occupied slot `i`: the slot becomes vacant (or retired) first, then the item
     /// is moved out, so a panic later cannot see it twice.
-    #[inline]
+    #[inline(always)]
     fn take(&mut self, i: usize) -> T {
         let slot = &mut self.slots[i];
         debug_assert!(slot.is_occupied());
@@ -587,8 +612,9 @@ impl<T, K: Key> Pool<T, K> {
         // SAFETY: the slot was occupied (checked by the callers), so the item is initialised;
         // the tag now says vacant, so it is never read again.
         let value = unsafe { slot.value.assume_init_read() };
-        self.alive.remove(i);
+        self.alive.clear_bit(i);
         self.len -= 1;
+        self.first_hole = self.first_hole.min(i);
         if retire || self.blocked.is_some() {
             self.update_blocked(i, retire);
         }
@@ -761,9 +787,17 @@ impl<T, K: Key> Pool<T, K> {
             }
         }
         match &self.blocked {
-            None => assert!(retired.is_empty(), "retired slots without a blocked set"),
+            None => {
+                assert!(retired.is_empty(), "retired slots without a blocked set");
+                if let Some(hole) = self.alive.first_zero() {
+                    assert!(self.first_hole <= hole, "a hole below first_hole");
+                }
+            }
             Some(b) => {
                 b.assert_invariants();
+                if let Some(hole) = b.first_zero() {
+                    assert!(self.first_hole <= hole, "a hole below first_hole");
+                }
                 assert_eq!(
                     *b,
                     self.alive.or(&retired).to_bitset(),
@@ -842,6 +876,7 @@ impl<T: Clone, K: Key> Clone for Pool<T, K> {
             alive: BitSet::with_universe(self.slots.len()),
             blocked: self.blocked.clone(),
             len: 0,
+            first_hole: self.first_hole,
             type_id: self.type_id,
             _key: PhantomData,
         };

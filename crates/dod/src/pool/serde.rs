@@ -69,6 +69,7 @@ impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for Pool<T, K> {
             alive: BitSet::with_universe(n),
             blocked: None,
             len: 0,
+            first_hole: 0,
             type_id: raw.type_id,
             _key: PhantomData,
         };
