@@ -168,6 +168,14 @@ fn main() {
             o.transform[13] += o.vel[1] * dt;
             o.life -= dt;
         }
+        // Tanks are heavy: damp only their velocity, through their mask.
+        let mut damped = 0;
+        for (_, o) in pool.iter_mut_in(&masks.tanks) {
+            assert!(o.kinds & TANK != 0, "the tank mask selects tanks only");
+            o.vel = [o.vel[0] * 0.99, o.vel[1] * 0.99];
+            damped += 1;
+        }
+        assert_eq!(damped, masks.tanks.count(), "every live tank damped once");
         pool.retain(|key, o| {
             let keep = o.life > 0.0;
             if !keep {

@@ -19,6 +19,8 @@ enum Op {
     Set(usize, u32),
     Swap(usize, usize),
     Retain(u32),
+    /// Add 1 to the items whose slot index is in this mask (indices may lie past the pool).
+    AddInMask(Vec<usize>),
     Drain(usize),
     Clear,
     Clone,
@@ -36,6 +38,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (any::<usize>(), any::<u32>()).prop_map(|(k, v)| Op::Set(k, v)),
         1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Swap(a, b)),
         1 => (1u32..5).prop_map(Op::Retain),
+        2 => prop::collection::vec(0usize..80, 0..20).prop_map(Op::AddInMask),
         1 => (0usize..5).prop_map(Op::Drain),
         1 => Just(Op::Clear),
         1 => Just(Op::Clone),
@@ -119,6 +122,25 @@ proptest! {
                     let k = pool.key_at(i);
                     let got = pool.remove_at(i);
                     prop_assert_eq!(got, k.and_then(|k| model.remove(&k)));
+                }
+                Op::AddInMask(indices) => {
+                    let mask: dod::BitSet = indices.iter().copied().collect();
+                    let mut visited = Vec::new();
+                    for (h, v) in pool.iter_mut_in(&mask) {
+                        *v = v.wrapping_add(1);
+                        visited.push(h);
+                    }
+                    let mut expect: Vec<Handle> = model
+                        .keys()
+                        .copied()
+                        .filter(|h| mask.contains(h.index() as usize))
+                        .collect();
+                    expect.sort_by_key(|h| h.index());
+                    prop_assert_eq!(&visited, &expect, "live items in the mask, in slot order");
+                    for h in expect {
+                        let v = model.get_mut(&h).unwrap();
+                        *v = v.wrapping_add(1);
+                    }
                 }
                 Op::Get(k) => {
                     if let Some(h) = pick(&seen, k) {

@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 use core::mem;
 
 use super::{slot_generation, Pool, Slot, GEN_MASK};
-use crate::bits::{self, BitSet};
+use crate::bits::{self, And, BitSet, Bits};
 use crate::key::Key;
 
 #[inline]
@@ -235,6 +235,48 @@ impl<'a, T, K: Key> Iterator for IterMut<'a, T, K> {
 
 impl<T, K: Key> ExactSizeIterator for IterMut<'_, T, K> {}
 impl<T, K: Key> FusedIterator for IterMut<'_, T, K> {}
+
+/// An iterator over `(key, &mut item)` for the items whose slot index is also in a mask, in
+/// slot order; made by [`Pool::iter_mut_in`].
+pub struct IterMutIn<'a, T, K: Key, M: Bits> {
+    bits: bits::Iter<And<&'a BitSet, M>>,
+    /// The slots from `offset` on, as in [`IterMut`].
+    rest: &'a mut [Slot<T>],
+    offset: usize,
+    type_id: u16,
+    _key: PhantomData<fn() -> K>,
+}
+
+impl<'a, T, K: Key, M: Bits> IterMutIn<'a, T, K, M> {
+    pub(super) fn new(pool: &'a mut Pool<T, K>, mask: M) -> Self {
+        IterMutIn {
+            bits: pool.alive.and(mask).iter(),
+            rest: &mut pool.slots,
+            offset: 0,
+            type_id: pool.type_id,
+            _key: PhantomData,
+        }
+    }
+}
+
+impl<'a, T, K: Key, M: Bits> Iterator for IterMutIn<'a, T, K, M> {
+    type Item = (K, &'a mut T);
+
+    #[inline]
+    fn next(&mut self) -> Option<(K, &'a mut T)> {
+        let i = self.bits.next()?;
+        let rest = mem::take(&mut self.rest);
+        let (slot, tail) = rest[i - self.offset..].split_first_mut()?;
+        self.rest = tail;
+        self.offset = i + 1;
+        let key = key_of(i, slot.tag, self.type_id);
+        // SAFETY: `i` is in `alive` (the expression is `alive AND mask`), so its slot is
+        // occupied and initialised (invariant 1).
+        Some((key, unsafe { slot.value.assume_init_mut() }))
+    }
+}
+
+impl<T, K: Key, M: Bits> FusedIterator for IterMutIn<'_, T, K, M> {}
 
 /// An iterator over the items, mutably, in slot order; made by [`Pool::values_mut`].
 ///

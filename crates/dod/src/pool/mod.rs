@@ -46,7 +46,7 @@ use crate::bits::{BitSet, Bits};
 use crate::error::CapacityError;
 use crate::key::{Handle, Key};
 
-pub use iter::{Drain, IntoIter, Iter, IterMut, Keys, Values, ValuesMut};
+pub use iter::{Drain, IntoIter, Iter, IterMut, IterMutIn, Keys, Values, ValuesMut};
 
 /// Marks a vacant slot's tag; never set in a key's tag as the pool compares it.
 const VACANT: u32 = 1 << 31;
@@ -724,6 +724,32 @@ impl<T, K: Key> Pool<T, K> {
     #[inline]
     pub fn iter_mut(&mut self) -> IterMut<'_, T, K> {
         IterMut::new(self)
+    }
+
+    /// An iterator over `(key, &mut item)` for the items whose slot index is in `mask` too,
+    /// in slot order: the mutable form of `pool.alive().and(mask)`. Walks the words of both
+    /// sets (skipping empty regions through their summaries) and touches only the items it
+    /// yields.
+    ///
+    /// ```
+    /// use dod::{BitSet, Pool};
+    ///
+    /// let mut pool = Pool::new();
+    /// let mut bullets = BitSet::new();
+    /// for i in 0..6 {
+    ///     let h = pool.insert(i * 10);
+    ///     if i % 2 == 0 {
+    ///         bullets.insert(h.index() as usize);
+    ///     }
+    /// }
+    /// for (_, v) in pool.iter_mut_in(&bullets) {
+    ///     *v += 1;
+    /// }
+    /// assert_eq!(pool.values().copied().collect::<Vec<_>>(), [1, 10, 21, 30, 41, 50]);
+    /// ```
+    #[inline]
+    pub fn iter_mut_in<M: Bits>(&mut self, mask: M) -> IterMutIn<'_, T, K, M> {
+        IterMutIn::new(self, mask)
     }
 
     /// An iterator over the keys in slot order.
