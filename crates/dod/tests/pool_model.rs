@@ -432,7 +432,10 @@ fn serde_keeps_stale_handles_stale() {
     let b = pool.insert("b".into());
     pool.remove(a);
     let json = serde_json::to_string(&pool).unwrap();
-    assert_eq!(json, r#"{"type_id":0,"slots":[[2,null],[1,"b"]]}"#);
+    assert_eq!(
+        json,
+        r#"{"type_id":0,"generations":[2,1],"items":[[1,"b"]]}"#
+    );
     let mut back: Pool<String, Handle32> = serde_json::from_str(&json).unwrap();
     back.assert_invariants();
     assert_eq!(back.get(a), None);
@@ -440,8 +443,12 @@ fn serde_keeps_stale_handles_stale() {
     let c = back.insert("c".into());
     assert_eq!((c.index(), c.generation()), (0, 2));
     for bad in [
-        r#"{"type_id":1,"slots":[]}"#,
-        r#"{"type_id":0,"slots":[[0,"x"]]}"#,
+        r#"{"type_id":1,"generations":[],"items":[]}"#,
+        r#"{"type_id":0,"generations":[0],"items":[[0,"x"]]}"#,
+        r#"{"type_id":0,"generations":[1],"items":[[1,"x"]]}"#,
+        r#"{"type_id":0,"generations":[1,1],"items":[[1,"x"],[0,"y"]]}"#,
+        r#"{"type_id":0,"generations":[1,1],"items":[[1,"x"],[1,"y"]]}"#,
+        r#"{"type_id":0,"generations":[1]}"#,
         r#"{"type_id":0}"#,
     ] {
         assert!(
@@ -450,9 +457,27 @@ fn serde_keeps_stale_handles_stale() {
         );
     }
     // A retired slot stays retired.
-    let json = r#"{"type_id":0,"slots":[[0,null],[1,null]]}"#;
+    let json = r#"{"type_id":0,"generations":[0,1],"items":[]}"#;
     let mut p: Pool<u8, Handle32> = serde_json::from_str(json).unwrap();
     p.assert_invariants();
     assert_eq!(p.insert(1).index(), 1);
     assert_eq!(p.insert(1).index(), 2);
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_keeps_items_whose_form_is_null() {
+    let mut pool: Pool<Option<&str>> = Pool::new();
+    let a = pool.insert(None);
+    let b = pool.insert(Some("b"));
+    let u: Pool<()> = [(), ()].into_iter().collect();
+    let json = serde_json::to_string(&pool).unwrap();
+    let back: Pool<Option<&str>> = serde_json::from_str(&json).unwrap();
+    back.assert_invariants();
+    assert_eq!(
+        (back.get(a), back.get(b), back.len()),
+        (Some(&None), Some(&Some("b")), 2)
+    );
+    let back_u: Pool<()> = serde_json::from_str(&serde_json::to_string(&u).unwrap()).unwrap();
+    assert_eq!(back_u.len(), 2);
 }

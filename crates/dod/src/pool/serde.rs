@@ -1,10 +1,13 @@
-//! `serde` for [`Pool`]: `{ "type_id": u16, "slots": [[generation, item or null], ...] }`.
+//! `serde` for [`Pool`]:
+//! `{ "type_id": u16, "generations": [u16, ...], "items": [[index, item], ...] }`.
 //!
 //! Every slot is saved with its generation, holes and retired slots included, so that after a
 //! round trip every key still names its item at the same index, and every stale key is still
 //! stale. An occupied slot stores the generation of its item; a hole stores the generation its
-//! next item will get, or 0 when the slot is retired. Reading checks the type id and the slot
-//! count against the key type, so untrusted input gives an error, never a broken pool.
+//! next item will get, or 0 when the slot is retired. Items are listed with their slot index,
+//! in slot order, so an item whose own form is `null` (a `()`, a `None`) is never mistaken for
+//! a hole. Reading checks the type id, the slot count, the indices and the generations
+//! against the key type, so untrusted input gives an error, never a broken pool.
 
 use alloc::vec::Vec;
 use core::marker::PhantomData;
@@ -16,15 +19,29 @@ use super::{Pool, Slot, GEN_MASK, VACANT};
 use crate::bits::BitSet;
 use crate::key::Key;
 
-struct SlotsRef<'a, T, K: Key>(&'a Pool<T, K>);
+struct Generations<'a, T, K: Key>(&'a Pool<T, K>);
 
-impl<T: Serialize, K: Key> Serialize for SlotsRef<'_, T, K> {
+impl<T, K: Key> Serialize for Generations<'_, T, K> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let slots = &self.0.slots;
+        let mut seq = s.serialize_seq(Some(slots.len()))?;
+        for slot in slots {
+            seq.serialize_element(&((slot.tag & GEN_MASK) as u16))?;
+        }
+        seq.end()
+    }
+}
+
+struct Items<'a, T, K: Key>(&'a Pool<T, K>);
+
+impl<T: Serialize, K: Key> Serialize for Items<'_, T, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let pool = self.0;
-        let mut seq = s.serialize_seq(Some(pool.slots.len()))?;
-        for (i, slot) in pool.slots.iter().enumerate() {
-            let generation = (slot.tag & GEN_MASK) as u16;
-            seq.serialize_element(&(generation, pool.get_at(i)))?;
+        let mut seq = s.serialize_seq(Some(pool.len))?;
+        for i in pool.alive.iter() {
+            if let Some(v) = pool.get_at(i) {
+                seq.serialize_element(&(i as u32, v))?;
+            }
         }
         seq.end()
     }
@@ -32,9 +49,10 @@ impl<T: Serialize, K: Key> Serialize for SlotsRef<'_, T, K> {
 
 impl<T: Serialize, K: Key> Serialize for Pool<T, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Pool", 2)?;
+        let mut st = s.serialize_struct("Pool", 3)?;
         st.serialize_field("type_id", &self.type_id)?;
-        st.serialize_field("slots", &SlotsRef(self))?;
+        st.serialize_field("generations", &Generations(self))?;
+        st.serialize_field("items", &Items(self))?;
         st.end()
     }
 }
@@ -43,7 +61,8 @@ impl<T: Serialize, K: Key> Serialize for Pool<T, K> {
 #[serde(rename = "Pool", deny_unknown_fields)]
 struct Raw<T> {
     type_id: u16,
-    slots: Vec<(u16, Option<T>)>,
+    generations: Vec<u16>,
+    items: Vec<(u32, T)>,
 }
 
 impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for Pool<T, K> {
@@ -56,14 +75,30 @@ impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for Pool<T, K> {
                 K::MAX_TYPE_ID
             )));
         }
-        if raw.slots.len() > K::MAX_SLOTS as usize {
+        let n = raw.generations.len();
+        if n > K::MAX_SLOTS as usize {
             return Err(D::Error::custom(format_args!(
-                "Pool has {} slots, more than the key type addresses ({})",
-                raw.slots.len(),
+                "Pool has {n} slots, more than the key type addresses ({})",
                 K::MAX_SLOTS
             )));
         }
-        let n = raw.slots.len();
+        // Check every index before any item is placed, so an error drops the items normally.
+        let mut next = 0usize;
+        for &(i, _) in &raw.items {
+            let i = i as usize;
+            if i < next || i >= n {
+                return Err(D::Error::custom(format_args!(
+                    "Pool item at slot {i}: indices must increase and be below the slot \
+                     count {n}"
+                )));
+            }
+            if raw.generations[i] == 0 {
+                return Err(D::Error::custom(format_args!(
+                    "Pool slot {i} holds an item at generation 0"
+                )));
+            }
+            next = i + 1;
+        }
         let mut pool = Pool::<T, K> {
             slots: Vec::with_capacity(n),
             alive: BitSet::with_universe(n),
@@ -74,15 +109,11 @@ impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for Pool<T, K> {
             _key: PhantomData,
         };
         let mut retired = BitSet::new();
-        for (i, (generation, value)) in raw.slots.into_iter().enumerate() {
+        let mut items = raw.items.into_iter().peekable();
+        for (i, &generation) in raw.generations.iter().enumerate() {
             let generation = u32::from(generation);
-            match value {
-                Some(v) => {
-                    if generation == 0 {
-                        return Err(D::Error::custom(format_args!(
-                            "Pool slot {i} holds an item at generation 0"
-                        )));
-                    }
+            match items.next_if(|&(at, _)| at as usize == i) {
+                Some((_, v)) => {
                     pool.slots.push(Slot {
                         tag: generation | u32::from(raw.type_id) << 16,
                         value: MaybeUninit::new(v),
