@@ -860,3 +860,22 @@ fn malformed_serialised_maps_are_errors() {
     v["free"] = (0..65_536).collect::<Vec<u32>>().into();
     assert!(serde_json::from_value::<HandleMap<u8, Handle32>>(v).is_err());
 }
+
+#[test]
+fn index_panics_say_why_a_handle_does_not_resolve() {
+    let message = |f: &dyn Fn()| {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+        err.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let mut map: HandleMap<u32> = HandleMap::new();
+    let old = map.insert(1);
+    map.reset();
+    let fresh = map.insert(2);
+    assert!(message(&|| drop(map[old])).contains("reset()"));
+    map.remove(fresh);
+    assert!(message(&|| drop(map[fresh])).contains("stale"));
+    let other: HandleMap<u32> = HandleMap::with_type_id(3);
+    assert!(message(&|| drop(other[fresh])).contains("type id"));
+    let far = Handle::new(1_000, 50, 0).unwrap();
+    assert!(message(&|| drop(map[far])).contains("out of range"));
+}

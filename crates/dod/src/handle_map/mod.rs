@@ -253,10 +253,12 @@ impl<T, K: Key> HandleMap<T, K> {
 
     /// Keeps at least `min_free` vacant slots in the FIFO freelist before one is reused.
     ///
-    /// With a FIFO freelist of at least N vacant slots, a slot is reused at most once every N
-    /// insertions, so a handle cannot meet a reuse of its slot's generation before N × 65 535
-    /// insertions (Bitsquid's rule for 16-bit generations). When the key type cannot address
-    /// another slot, vacant slots are reused anyway rather than failing.
+    /// With a FIFO freelist of at least N vacant slots, a freed slot is reused no sooner than
+    /// N insertions later. In Bitsquid's design this guarded against generations wrapping
+    /// around; here stale handles are refused whatever the setting (a slot retires instead of
+    /// wrapping), so it only sets the reuse order: a freed index stays unused for longer,
+    /// which helps when indices are logged or sent over the network. When the key type cannot
+    /// address another slot, vacant slots are reused anyway rather than failing.
     ///
     /// ```
     /// let mut map = dod::HandleMap::<u32>::new();
@@ -949,15 +951,25 @@ impl<T, K: Key> HandleMap<T, K> {
     #[track_caller]
     fn invalid_key(&self, key: K) -> ! {
         let i = key.index();
-        match self.slots.get(i as usize) {
-            None => panic!(
-                "handle {key:?} is out of range: this map has {} slots (a handle of another map, or forged)",
-                self.slots.len()
-            ),
-            Some(_) if key.type_id() != self.type_id => panic!(
+        if key.type_id() != self.type_id {
+            panic!(
                 "handle {key:?} has type id {}, but this map's is {} (a handle of another map)",
                 key.type_id(),
                 self.type_id
+            )
+        }
+        if key.generation().get() < self.first_gen {
+            panic!(
+                "stale handle {key:?}: it is from before the map's last reset() (this map's \
+                 handles start at generation {})",
+                self.first_gen
+            )
+        }
+        match self.slots.get(i as usize) {
+            None => panic!(
+                "handle {key:?} is out of range: this map has {} slots (a handle of another \
+                 map, or forged)",
+                self.slots.len()
             ),
             Some(s) => panic!(
                 "stale handle {key:?}: slot {i} is {} at generation {}",
