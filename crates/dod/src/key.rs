@@ -26,9 +26,11 @@ use core::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 /// The trait of every handle type: a slot index, a non-zero generation and an optional type id.
 ///
 /// Implemented by [`Handle`], [`Handle32`] and every type declared with
-/// [`new_handle_type!`](crate::new_handle_type). Containers never trust a key: a key built from
-/// arbitrary parts or bits is only ever answered with `None` or a clear panic, never another
-/// value and never undefined behaviour.
+/// [`new_handle_type!`](crate::new_handle_type). Containers never trust a key: a stale key, a
+/// key with another type id, and a key naming no live slot are answered with `None` or a clear
+/// panic, never undefined behaviour. A key forged with the exact index, generation and type id
+/// of a live item names that item, as the item's own key would: give each container its own
+/// type id (or its own handle type) so that keys of different containers cannot be confused.
 ///
 /// To implement it for a type of your own, keep to the layout the containers rely on:
 /// [`tag`](Key::tag) is `generation | type_id << 16` with `type_id` at most `0x7FFF`, and

@@ -12,10 +12,10 @@
 //! | you need | use | order of the values | bytes |
 //! |---|---|---|---|
 //! | objects created and destroyed at random, referred to by handle, iterated in bulk | [`HandleMap`] | packed; removal moves the last value into the hole; `sort_by` / `defragment` set an order | `size_of::<T>() + 4` per value, 8 per slot ever used |
-//! | objects that must stay at one index (parallel arrays, plain indices, large values), filtered by masks | [`Pool`] | by slot; holes are skipped through the alive flags | `size_of::<T>()` + a 4-byte tag (padded to `T`'s alignment) per slot, ~0.13 per slot of flags |
-//! | components keyed by entity index, each system with its own order | [`SparseSet`] | packed, in the order you choose: insertion, `sort_by`, `sort_as` another set | `size_of::<T>() + 4` per value, 8 per slot of each allocated page of 128 entities |
-//! | sets of indices: alive flags, type masks, free slots | [`BitSet`] and its lazy expressions ([`Bits`]) | ascending | ~0.129 per index of the universe (1 bit + two summaries) |
-//! | a few dynamic values per entity (a character sheet), merged, diffed, saved as bytes | [`DataComponent`], many in one buffer: [`DataStore`] | by key hash | 9 per key in the header + the value bytes (strings, float arrays) + a 16-byte header |
+//! | objects that must stay at one index (parallel arrays, plain indices, large values), filtered by masks | [`Pool`] | by slot; holes are skipped through the alive flags | `size_of::<T>() + 4` rounded up to `max(align_of::<T>(), 4)` per slot, ~0.13 per slot of flags |
+//! | components keyed by entity index, each system with its own order | [`SparseSet`] | packed, in the order you choose: insertion, `sort_by`, `sort_as` another set | `size_of::<T>() + 4` per value, 8 per slot of each allocated page of 128 entities, 4 per page of the table |
+//! | sets of indices: alive flags, type masks, free slots | [`BitSet`] and its lazy expressions ([`Bits`]) | ascending | ~0.129 per index of the capacity (1 bit + two summaries) |
+//! | a few dynamic values per entity (a character sheet), merged, diffed, saved as bytes | [`DataComponent`], many in one buffer: [`DataStore`] | by key hash | 16-byte header + 9 per key + 4 + the bytes of each string or float array; buffers start at 64 bytes |
 //!
 //! The crate's README has the measured comparison with `slotmap`, `hibitset`, `fixedbitset`,
 //! `roaring`, the `sparseset` crate, hash maps and `serde_json`, and what each container
@@ -47,7 +47,8 @@
 //!
 //! # Unsafe code
 //!
-//! [`HandleMap`] and [`BitSet`] have none. [`Pool`] (uninitialised vacant slots),
+//! [`HandleMap`] and [`BitSet`] have none (the `bytemuck` feature adds `Pod` impls for
+//! handles, also in the types [`new_handle_type!`] declares). [`Pool`] (uninitialised vacant slots),
 //! [`SparseSet`] (unchecked access inside a page, appends within capacity, the mutable join's
 //! disjoint `&mut`) and string reads of validated data buffers use `unsafe` where it was
 //! measured to pay, each block with the reason it is sound; the test suite runs under Miri

@@ -114,7 +114,7 @@ pub trait Bits {
         })
     }
 
-    /// The number of indices. O(1) for a `&BitSet`; O(non-empty words) for an expression.
+    /// The number of indices. O(non-empty words), for a set as for an expression.
     ///
     /// ```
     /// use dod::{BitSet, Bits};
@@ -282,6 +282,7 @@ pub trait Bits {
 /// }
 /// ```
 #[derive(Clone, Copy, Debug)]
+#[must_use = "an expression is lazy: iterate, count or test it"]
 pub struct And<A, B> {
     a: A,
     b: B,
@@ -296,6 +297,7 @@ pub struct And<A, B> {
 /// assert_eq!(a.or(&b).into_iter().collect::<Vec<_>>(), [1, 2]);
 /// ```
 #[derive(Clone, Copy, Debug)]
+#[must_use = "an expression is lazy: iterate, count or test it"]
 pub struct Or<A, B> {
     a: A,
     b: B,
@@ -310,6 +312,7 @@ pub struct Or<A, B> {
 /// assert_eq!(a.and_not(&b).into_iter().collect::<Vec<_>>(), [1]);
 /// ```
 #[derive(Clone, Copy, Debug)]
+#[must_use = "an expression is lazy: iterate, count or test it"]
 pub struct AndNot<A, B> {
     a: A,
     b: B,
@@ -324,6 +327,7 @@ pub struct AndNot<A, B> {
 /// assert_eq!(a.xor(&b).into_iter().collect::<Vec<_>>(), [1, 3]);
 /// ```
 #[derive(Clone, Copy, Debug)]
+#[must_use = "an expression is lazy: iterate, count or test it"]
 pub struct Xor<A, B> {
     a: A,
     b: B,
@@ -337,6 +341,7 @@ pub struct Xor<A, B> {
 /// assert_eq!(a.not().into_iter().collect::<Vec<_>>(), [0, 2]);
 /// ```
 #[derive(Clone, Copy, Debug)]
+#[must_use = "an expression is lazy: iterate, count or test it"]
 pub struct Not<A> {
     a: A,
 }

@@ -235,7 +235,8 @@ impl Summary {
 /// | `clear`, in-place `*_with`, `grow` past the capacity | O(n / 64) |
 ///
 /// Memory: about 0.129 bytes per index of the capacity (1 bit, plus 1/64 bit for each of the
-/// two summaries).
+/// two summaries). The capacity grows by doubling, so a set grown one index at a time holds
+/// up to twice its universe until [`shrink_to_fit`](Self::shrink_to_fit).
 ///
 /// # Example
 ///

@@ -22,7 +22,7 @@
 //! # Bytes from disk
 //!
 //! [`DataComponent::from_bytes`], [`DataView::new`] and [`DataStore::from_bytes`] check every
-//! count, offset, size, type tag, UTF-8 string, key order and overlap in time linear in the
+//! count, offset, size, type tag, UTF-8 string, key order and overlap in O(n log n) of the
 //! input and return a [`DecodeError`] naming what was wrong. Once they succeed, no accessor
 //! can panic or read out of place.
 

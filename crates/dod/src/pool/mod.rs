@@ -79,8 +79,9 @@ impl<T> Slot<T> {
 /// [`get`](Pool::get) and a panic saying which from `pool[key]`, never another item. A slot
 /// whose generation would wrap past 65 535 is retired, never reused.
 ///
-/// Memory: `size_of::<T>()` rounded up to `T`'s alignment, plus 4 bytes of tag, per slot, plus
-/// about 0.13 bytes of flags per slot.
+/// Memory per slot: `size_of::<T>() + 4` (the item and its tag) rounded up to
+/// `max(align_of::<T>(), 4)` — 8 bytes for a `u8` or a `u32`, 16 for a `u64`, 24 for a
+/// `[u64; 2]` — plus about 0.13 bytes of flags ([`BitSet::memory_usage`]).
 ///
 /// | operation | cost |
 /// |---|---|
@@ -130,6 +131,37 @@ impl<T> Pool<T, Handle> {
     pub fn new() -> Self {
         Self::with_key()
     }
+
+    /// An empty pool with [`Handle`] keys and room for `capacity` items before it
+    /// reallocates.
+    ///
+    /// ```
+    /// let pool: dod::Pool<u64> = dod::Pool::with_capacity(100);
+    /// assert!(pool.capacity() >= 100);
+    /// ```
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self::with_capacity_and_key(capacity)
+    }
+
+    /// An empty pool with [`Handle`] keys that stamps `type_id` into them, so that a key of a
+    /// pool with another type id is rejected.
+    ///
+    /// # Panics
+    ///
+    /// If `type_id` does not fit in 15 bits.
+    ///
+    /// ```
+    /// use dod::Pool;
+    /// let mut apples = Pool::with_type_id(1);
+    /// let mut pears = Pool::with_type_id(2);
+    /// let apple = apples.insert("apple");
+    /// pears.insert("pear");
+    /// assert_eq!(pears.get(apple), None); // another pool's key
+    /// ```
+    #[track_caller]
+    pub fn with_type_id(type_id: u16) -> Self {
+        Self::with_type_id_and_key(type_id)
+    }
 }
 
 impl<T, K: Key> Default for Pool<T, K> {
@@ -159,19 +191,21 @@ impl<T, K: Key> Pool<T, K> {
         }
     }
 
-    /// An empty pool with room for `capacity` items before it reallocates.
+    /// An empty pool with keys of type `K` and room for `capacity` items before it
+    /// reallocates.
     ///
     /// ```
-    /// let pool: dod::Pool<u64> = dod::Pool::with_capacity(100);
+    /// use dod::{Handle32, Pool};
+    /// let pool = Pool::<u64, Handle32>::with_capacity_and_key(100);
     /// assert!(pool.capacity() >= 100);
     /// ```
-    pub fn with_capacity(capacity: usize) -> Self {
+    pub fn with_capacity_and_key(capacity: usize) -> Self {
         let mut p = Self::with_key();
         p.reserve(capacity);
         p
     }
 
-    /// An empty pool that stamps `type_id` into its keys, so that a key of a pool with another
+    /// An empty pool with keys of type `K` that stamps `type_id` into them, so that a key of a pool with another
     /// type id is rejected.
     ///
     /// # Panics
@@ -180,15 +214,13 @@ impl<T, K: Key> Pool<T, K> {
     /// id for [`Handle32`](crate::Handle32), which has no type id field.
     ///
     /// ```
-    /// use dod::Pool;
-    /// let mut apples: Pool<&str> = Pool::with_type_id(1);
-    /// let mut pears: Pool<&str> = Pool::with_type_id(2);
-    /// let apple = apples.insert("apple");
-    /// pears.insert("pear");
-    /// assert_eq!(pears.get(apple), None); // another pool's key
+    /// use dod::{new_handle_type, Key, Pool};
+    /// new_handle_type! { struct Fruit; }
+    /// let mut apples = Pool::<&str, Fruit>::with_type_id_and_key(1);
+    /// assert_eq!(apples.insert("apple").type_id(), 1);
     /// ```
     #[track_caller]
-    pub fn with_type_id(type_id: u16) -> Self {
+    pub fn with_type_id_and_key(type_id: u16) -> Self {
         assert!(
             type_id <= K::MAX_TYPE_ID,
             "type id {type_id} does not fit the key type (largest: {})",
@@ -289,7 +321,10 @@ impl<T, K: Key> Pool<T, K> {
     }
 
     /// The alive flags: bit `i` is set iff slot `i` holds an item. Combine them with your own
-    /// masks to walk a subset without touching the other items.
+    /// masks to walk a subset without touching the other items; to change the items of a
+    /// subset, use [`iter_mut_in`](Self::iter_mut_in). Your masks are yours to keep in step:
+    /// clear an item's bits when you remove it, or a later item in the same slot inherits
+    /// them.
     ///
     /// ```
     /// use dod::{BitSet, Bits, Pool};
@@ -1048,7 +1083,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "does not fit")]
     fn type_id_must_fit() {
-        let _ = Pool::<u8, Handle32>::with_type_id(1);
+        let _ = Pool::<u8, Handle32>::with_type_id_and_key(1);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!   slots (a power of two, [`DEFAULT_PAGE_SIZE`] unless chosen), each allocated on first use
 //!   and released by [`shrink_to_fit`](SparseSet::shrink_to_fit) once empty, so a set holding
 //!   entities `10_000_000 .. 10_000_100` holds one or two pages and a 300 KB page table, not
-//!   forty megabytes;
+//!   eighty megabytes;
 //! - the **dense** arrays, [`entities()`](SparseSet::entities) and
 //!   [`values()`](SparseSet::values), are plain slices with no holes: a system walks them
 //!   directly.
@@ -47,7 +47,12 @@
 //! - a `Key` names the slot *at one generation*: the generation is stored in the sparse slot
 //!   on insertion, and every lookup by key compares it, so `contains(stale_key)` is `false`
 //!   without touching the dense arrays (EnTT keeps the entity version in its sparse entries for
-//!   the same reason).
+//!   the same reason). The key's type id is not stored: keys of two allocators with the same
+//!   index and generation are not told apart, so keep one set per kind of entity.
+//!
+//! The set follows the last insertion: [`insert`](SparseSet::insert) with a key replaces whatever
+//! the index held, whatever its generation, and the replaced entity's keys go stale (the index
+//! belongs to one entity at a time, as the entity allocator decides).
 //!
 //! A trait rather than two families of methods (`get` / `get_key`) keeps the API the size of
 //! std's and lets `Index`, `Extend` and `FromIterator` take either kind. The trait's methods are

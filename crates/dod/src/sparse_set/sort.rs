@@ -97,7 +97,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// bone list in node order" of the seed's comments). Entities are matched by index.
     /// Pending tombstones of this set are removed first.
     ///
-    /// O(other.len()): one probe and at most one swap per entity of `other`.
+    /// O(other.len()): one probe and at most one swap per entity of `other`, after an
+    /// O(len) compaction if removals are pending.
     ///
     /// ```
     /// use dod::SparseSet;
