@@ -481,3 +481,22 @@ fn serde_keeps_items_whose_form_is_null() {
     let back_u: Pool<()> = serde_json::from_str(&serde_json::to_string(&u).unwrap()).unwrap();
     assert_eq!(back_u.len(), 2);
 }
+
+#[cfg(feature = "serde")]
+#[test]
+fn reserve_does_not_count_retired_slots_as_room() {
+    // Four retired slots and one hole.
+    let json = r#"{"type_id":0,"generations":[0,0,0,0,3],"items":[]}"#;
+    let mut p: Pool<u64> = serde_json::from_str(json).unwrap();
+    p.reserve(5);
+    assert!(p.capacity() >= 4 + 5, "capacity {}", p.capacity());
+    let before = p.capacity();
+    for i in 0..5 {
+        p.insert(i);
+    }
+    assert_eq!(
+        p.capacity(),
+        before,
+        "no reallocation within the reserved room"
+    );
+}

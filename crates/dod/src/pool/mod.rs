@@ -308,7 +308,8 @@ impl<T, K: Key> Pool<T, K> {
         self.slots.len()
     }
 
-    /// Reserves room for `additional` more slots. O(n) when it reallocates.
+    /// Reserves room for `additional` more items: holes are counted, retired slots are not.
+    /// O(n / 64) to count retired slots once any exist; O(n) when it reallocates.
     ///
     /// ```
     /// let mut pool = dod::Pool::<u8>::new();
@@ -316,8 +317,10 @@ impl<T, K: Key> Pool<T, K> {
     /// assert!(pool.capacity() >= 10);
     /// ```
     pub fn reserve(&mut self, additional: usize) {
-        let free = self.slots.len() - self.len;
-        self.slots.reserve(additional.saturating_sub(free));
+        // `blocked` is alive ∪ retired: the slots an insertion cannot use.
+        let unusable = self.blocked.as_ref().map_or(self.len, BitSet::count);
+        let holes = self.slots.len() - unusable;
+        self.slots.reserve(additional.saturating_sub(holes));
     }
 
     /// The alive flags: bit `i` is set iff slot `i` holds an item. Combine them with your own
