@@ -259,7 +259,7 @@ fn fill_store(store: &mut DataStore, specs: &[Spec], keys: &[DataKey]) {
     for (i, s) in specs.iter().enumerate() {
         store.insert(entity(i));
         for (p, v) in &s.entries {
-            store.set(entity(i), keys[*p], v);
+            let _ = store.set(entity(i), keys[*p], v);
         }
     }
 }
@@ -481,7 +481,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         let set_f = median(reps, || {
             time(|| {
                 for (i, &e) in targets.iter().enumerate() {
-                    store.set(entity(e), keys[HEALTH], i as f32);
+                    let _ = store.set(entity(e), keys[HEALTH], i as f32);
                 }
             })
             .0
@@ -491,7 +491,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
             time(|| {
                 for &e in &targets {
                     lens[e] += 1;
-                    store.set(entity(e), keys[NAME], &long[..lens[e]]);
+                    let _ = store.set(entity(e), keys[NAME], &long[..lens[e]]);
                 }
             })
             .0

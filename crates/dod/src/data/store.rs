@@ -398,6 +398,7 @@ impl<K: Key> DataStore<K> {
     /// assert_eq!(s.get_f32(e, "a"), Some(1.0));
     /// ```
     #[track_caller]
+    #[must_use = "`false` means the entity has no component and nothing was set"]
     pub fn set<'v>(&mut self, e: K, key: impl Into<DataKey>, value: impl Into<Value<'v>>) -> bool {
         let Some((off, o)) = self.slot(e) else {
             return false;
