@@ -402,6 +402,7 @@ impl<K: TestKey + MaybeSerde> Model<K> {
                     let mut back: HandleMap<V<K>, K> = serde_json::from_str(&json).unwrap();
                     assert_eq!(back.values(), self.map.values());
                     assert!(back.iter().eq(self.map.iter()));
+                    assert!(back == self.map);
                     // Replays are deterministic: the same next handles.
                     let mut twin = self.map.clone();
                     for n in 0..3 {
@@ -417,6 +418,12 @@ impl<K: TestKey + MaybeSerde> Model<K> {
             Op::Clone => {
                 let c = self.map.clone();
                 assert!(c.iter().eq(self.map.iter()));
+                assert!(c == self.map);
+                let mut d = self.map.clone();
+                if let Some(h) = d.handle_at(0) {
+                    d.remove(h);
+                    assert!(d != self.map, "one value fewer");
+                }
                 self.map = c;
             }
         }

@@ -207,14 +207,24 @@ proptest! {
                     model.clear();
                 }
                 Op::Clone => {
-                    let c = pool.clone();
+                    let mut c = pool.clone();
                     check(&c, &model, &seen);
+                    prop_assert!(c == pool);
+                    if let Some(k) = c.keys().next() {
+                        let v = c.remove(k).unwrap();
+                        prop_assert!(c != pool, "one item fewer");
+                        c.insert(v);
+                        prop_assert!(c != pool, "the same item under a new key");
+                        c = pool.clone();
+                    }
                     pool = c;
                 }
                 #[cfg(feature = "serde")]
                 Op::RoundTrip => {
                     let json = serde_json::to_string(&pool).unwrap();
-                    pool = serde_json::from_str(&json).unwrap();
+                    let back: Pool<u32> = serde_json::from_str(&json).unwrap();
+                    prop_assert!(back == pool);
+                    pool = back;
                     prop_assert_eq!(pool.type_id(), type_id);
                 }
             }

@@ -332,7 +332,9 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
             #[cfg(feature = "serde")]
             {
                 let json = serde_json::to_string(&*set).expect("serialises");
-                *set = serde_json::from_str(&json).expect("deserialises");
+                let back: Set = serde_json::from_str(&json).expect("deserialises");
+                assert!(back == *set);
+                *set = back;
                 model.compact();
             }
         }

@@ -1052,6 +1052,30 @@ impl<T: Clone, K: Key> Clone for HandleMap<T, K> {
     }
 }
 
+impl<T: PartialEq, K: Key> PartialEq for HandleMap<T, K> {
+    /// Whether both maps hold the same handles with equal values; the dense order does not
+    /// matter (as for `HashMap`). O(n).
+    ///
+    /// ```
+    /// use dod::HandleMap;
+    /// let mut a = HandleMap::new();
+    /// let x = a.insert("x");
+    /// let y = a.insert("y");
+    /// let mut b = a.clone();
+    /// assert_eq!(a, b);
+    /// b.sort_by(|p, q| q.cmp(p)); // another dense order, the same handles
+    /// assert_eq!(a, b);
+    /// b.remove(y);
+    /// assert_ne!(a, b);
+    /// let _ = x;
+    /// ```
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl<T: Eq, K: Key> Eq for HandleMap<T, K> {}
+
 impl<T: fmt::Debug, K: Key> fmt::Debug for HandleMap<T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()

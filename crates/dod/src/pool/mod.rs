@@ -961,6 +961,26 @@ impl<T: Clone, K: Key> Clone for Pool<T, K> {
     }
 }
 
+impl<T: PartialEq, K: Key> PartialEq for Pool<T, K> {
+    /// Whether both pools hold the same keys with equal items. O(n).
+    ///
+    /// ```
+    /// use dod::Pool;
+    /// let mut a = Pool::new();
+    /// let x = a.insert(1);
+    /// let b = a.clone();
+    /// assert_eq!(a, b);
+    /// a.remove(x);
+    /// a.insert(1); // the same item in the same slot, under a new generation
+    /// assert_ne!(a, b);
+    /// ```
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl<T: Eq, K: Key> Eq for Pool<T, K> {}
+
 impl<T: fmt::Debug, K: Key> fmt::Debug for Pool<T, K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()

@@ -691,6 +691,28 @@ impl<T: Clone, const PAGE: usize> Clone for SparseSet<T, PAGE> {
     }
 }
 
+impl<T: PartialEq, const PAGE: usize> PartialEq for SparseSet<T, PAGE> {
+    /// Whether both sets hold the same entities, with the same recorded generations, and equal
+    /// values; the dense order does not matter (as for `IndexMap`). O(n).
+    ///
+    /// ```
+    /// use dod::SparseSet;
+    /// let a: SparseSet<char> = [(1u32, 'a'), (2, 'b')].into_iter().collect();
+    /// let b: SparseSet<char> = [(2u32, 'b'), (1, 'a')].into_iter().collect();
+    /// assert_eq!(a, b);
+    /// let c: SparseSet<char> = [(1u32, 'a')].into_iter().collect();
+    /// assert_ne!(a, c);
+    /// ```
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self.iter().all(|(e, v)| {
+                other.get(e) == Some(v) && other.generation_of(e) == self.generation_of(e)
+            })
+    }
+}
+
+impl<T: Eq, const PAGE: usize> Eq for SparseSet<T, PAGE> {}
+
 impl<T: fmt::Debug, const PAGE: usize> fmt::Debug for SparseSet<T, PAGE> {
     /// The live entries as a map from entity index to value, in dense order.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
