@@ -14,6 +14,16 @@ fn key_of<K: Key>(i: usize, tag: u32, type_id: u16) -> K {
     K::from_parts(i as u32, slot_generation(tag & GEN_MASK), type_id)
 }
 
+/// Takes the first live item at or after `*from` out of `pool` and moves `*from` past it: the
+/// step of [`Drain`] and [`IntoIter`].
+#[inline]
+fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut usize) -> Option<(K, T)> {
+    let i = pool.alive.next_one(*from)?;
+    *from = i + 1;
+    let key = key_of(i, pool.slots[i].tag, pool.type_id);
+    Some((key, pool.take(i)))
+}
+
 /// An iterator over `(key, &item)` in slot order; made by [`Pool::iter`].
 ///
 /// ```
@@ -354,10 +364,7 @@ impl<T, K: Key> Iterator for Drain<'_, T, K> {
 
     #[inline]
     fn next(&mut self) -> Option<(K, T)> {
-        let i = self.pool.alive.next_one(self.from)?;
-        self.from = i + 1;
-        let key = key_of(i, self.pool.slots[i].tag, self.pool.type_id);
-        Some((key, self.pool.take(i)))
+        take_next(&mut *self.pool, &mut self.from)
     }
 
     #[inline]
@@ -393,10 +400,7 @@ impl<T, K: Key> Iterator for IntoIter<T, K> {
 
     #[inline]
     fn next(&mut self) -> Option<(K, T)> {
-        let i = self.pool.alive.next_one(self.from)?;
-        self.from = i + 1;
-        let key = key_of(i, self.pool.slots[i].tag, self.pool.type_id);
-        Some((key, self.pool.take(i)))
+        take_next(&mut self.pool, &mut self.from)
     }
 
     #[inline]
