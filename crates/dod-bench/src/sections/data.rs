@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::hint::black_box;
+use std::time::Duration;
 
 use dod::data::{DataComponent, DataKey, DataStore, OwnedValue, Value};
 use dod::Handle;
@@ -324,6 +325,50 @@ fn load_components(mut b: &[u8]) -> Vec<DataComponent> {
 }
 
 /// Runs the section.
+/// One contender's measurements, for a row in the time table and one in the memory table.
+struct Cells {
+    build: Duration,
+    get: Duration,
+    set_f: Duration,
+    set_s: Duration,
+    clone: Duration,
+    /// Save and load, for the contenders that have a byte format.
+    save_load: Option<(Duration, Duration)>,
+    bytes: isize,
+    allocs: usize,
+    re_allocs: usize,
+}
+
+impl Cells {
+    /// Adds the rows: times per entity (build, save, load) or per operation, memory per entity.
+    fn push(self, name: &str, n: usize, ops: usize, t: &mut Table, mem: &mut Table) {
+        let (save, load) = match self.save_load {
+            Some((s, l)) => (Some(per_elem(s, n)), Some(per_elem(l, n))),
+            None => (None, None),
+        };
+        t.row(
+            name,
+            vec![
+                Some(per_elem(self.build, n)),
+                Some(per_elem(self.get, ops)),
+                Some(per_elem(self.set_f, ops)),
+                Some(per_elem(self.set_s, ops)),
+                Some(per_elem(self.clone, ops)),
+                save,
+                load,
+            ],
+        );
+        mem.row(
+            name,
+            vec![
+                Some(self.bytes as f64 / n as f64),
+                Some(self.allocs as f64 / n as f64),
+                Some(self.re_allocs as f64 / n as f64),
+            ],
+        );
+    }
+}
+
 pub fn run(cfg: &Config) -> Vec<Table> {
     let large = cfg.n_or(100_000, 10_000);
     let mut tables = Vec::new();
@@ -420,26 +465,18 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         let save = median(reps, || time(|| save_components(&cs)).0);
         let saved = save_components(&cs);
         let load = median(reps, || time(|| load_components(&saved)).0);
-        t.row(
-            COMPONENT,
-            vec![
-                Some(per_elem(build, n)),
-                Some(per_elem(get, ops)),
-                Some(per_elem(set_f, ops)),
-                Some(per_elem(set_s, ops)),
-                Some(per_elem(clone, ops)),
-                Some(per_elem(save, n)),
-                Some(per_elem(load, n)),
-            ],
-        );
-        mem.row(
-            COMPONENT,
-            vec![
-                Some(bytes as f64 / n as f64),
-                Some(allocs as f64 / n as f64),
-                Some(re_allocs as f64 / n as f64),
-            ],
-        );
+        Cells {
+            build,
+            get,
+            set_f,
+            set_s,
+            clone,
+            save_load: Some((save, load)),
+            bytes,
+            allocs,
+            re_allocs,
+        }
+        .push(COMPONENT, n, ops, &mut t, &mut mem);
     }
 
     // -- DataStore
@@ -512,18 +549,18 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         });
         let copy = median(reps, || time(|| saved.to_vec()).0);
         store_bytes = saved.len();
-        t.row(
-            STORE,
-            vec![
-                Some(per_elem(build, n)),
-                Some(per_elem(get, ops)),
-                Some(per_elem(set_f, ops)),
-                Some(per_elem(set_s, ops)),
-                Some(per_elem(clone, ops)),
-                Some(per_elem(save, n)),
-                Some(per_elem(load, n)),
-            ],
-        );
+        Cells {
+            build,
+            get,
+            set_f,
+            set_s,
+            clone,
+            save_load: Some((save, load)),
+            bytes,
+            allocs,
+            re_allocs,
+        }
+        .push(STORE, n, ops, &mut t, &mut mem);
         t.row(
             COPY,
             vec![
@@ -534,14 +571,6 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
                 None,
                 Some(per_elem(copy, n)),
                 Some(per_elem(copy, n)),
-            ],
-        );
-        mem.row(
-            STORE,
-            vec![
-                Some(bytes as f64 / n as f64),
-                Some(allocs as f64 / n as f64),
-                Some(re_allocs as f64 / n as f64),
             ],
         );
     }
@@ -605,26 +634,18 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
             })
             .0
         });
-        t.row(
-            NAIVE,
-            vec![
-                Some(per_elem(build, n)),
-                Some(per_elem(get, ops)),
-                Some(per_elem(set_f, ops)),
-                Some(per_elem(set_s, ops)),
-                Some(per_elem(clone, ops)),
-                None,
-                None,
-            ],
-        );
-        mem.row(
-            NAIVE,
-            vec![
-                Some(bytes as f64 / n as f64),
-                Some(allocs as f64 / n as f64),
-                Some(re_allocs as f64 / n as f64),
-            ],
-        );
+        Cells {
+            build,
+            get,
+            set_f,
+            set_s,
+            clone,
+            save_load: None,
+            bytes,
+            allocs,
+            re_allocs,
+        }
+        .push(NAIVE, n, ops, &mut t, &mut mem);
     }
 
     // -- serde_json::Value, and flexbuffers of the same values
@@ -693,26 +714,18 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         let load = median(reps, || {
             time(|| serde_json::from_slice::<Vec<Json>>(&saved).unwrap()).0
         });
-        t.row(
-            JSON,
-            vec![
-                Some(per_elem(build, n)),
-                Some(per_elem(get, ops)),
-                Some(per_elem(set_f, ops)),
-                Some(per_elem(set_s, ops)),
-                Some(per_elem(clone, ops)),
-                Some(per_elem(save, n)),
-                Some(per_elem(load, n)),
-            ],
-        );
-        mem.row(
-            JSON,
-            vec![
-                Some(bytes as f64 / n as f64),
-                Some(allocs as f64 / n as f64),
-                Some(re_allocs as f64 / n as f64),
-            ],
-        );
+        Cells {
+            build,
+            get,
+            set_f,
+            set_s,
+            clone,
+            save_load: Some((save, load)),
+            bytes,
+            allocs,
+            re_allocs,
+        }
+        .push(JSON, n, ops, &mut t, &mut mem);
         let fsave = median(reps, || time(|| flexbuffers::to_vec(&js).unwrap()).0);
         let fsaved = flexbuffers::to_vec(&js).unwrap();
         let fload = median(reps, || {
@@ -787,26 +800,18 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
             })
             .0
         });
-        t.row(
-            FX,
-            vec![
-                Some(per_elem(build, n)),
-                Some(per_elem(get, ops)),
-                Some(per_elem(set_f, ops)),
-                Some(per_elem(set_s, ops)),
-                Some(per_elem(clone, ops)),
-                None,
-                None,
-            ],
-        );
-        mem.row(
-            FX,
-            vec![
-                Some(bytes as f64 / n as f64),
-                Some(allocs as f64 / n as f64),
-                Some(re_allocs as f64 / n as f64),
-            ],
-        );
+        Cells {
+            build,
+            get,
+            set_f,
+            set_s,
+            clone,
+            save_load: None,
+            bytes,
+            allocs,
+            re_allocs,
+        }
+        .push(FX, n, ops, &mut t, &mut mem);
     }
 
     // Every contender answered the same random gets (the sheet's values are the same data).
