@@ -325,6 +325,36 @@ fn load_components(mut b: &[u8]) -> Vec<DataComponent> {
 }
 
 /// Runs the section.
+/// The median time to clone `items[e]` for every `e` of `targets`.
+fn time_clones<C: Clone + HasLen>(reps: usize, targets: &[usize], items: &[C]) -> Duration {
+    median(reps, || {
+        time(|| {
+            targets
+                .iter()
+                .map(|&e| black_box(items[e].clone()).len())
+                .sum::<usize>()
+        })
+        .0
+    })
+}
+
+/// A length read from a clone, so that the clone is used.
+trait HasLen {
+    fn len(&self) -> usize;
+}
+
+impl HasLen for DataComponent {
+    fn len(&self) -> usize {
+        DataComponent::len(self)
+    }
+}
+
+impl<K, V, S> HasLen for HashMap<K, V, S> {
+    fn len(&self) -> usize {
+        HashMap::len(self)
+    }
+}
+
 /// One contender's measurements, for a row in the time table and one in the memory table.
 struct Cells {
     build: Duration,
@@ -453,15 +483,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
             })
             .0
         });
-        let clone = median(reps, || {
-            time(|| {
-                targets
-                    .iter()
-                    .map(|&e| black_box(cs[e].clone()).len())
-                    .sum::<usize>()
-            })
-            .0
-        });
+        let clone = time_clones(reps, &targets, &cs);
         let save = median(reps, || time(|| save_components(&cs)).0);
         let saved = save_components(&cs);
         let load = median(reps, || time(|| load_components(&saved)).0);
@@ -625,15 +647,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
             })
             .0
         });
-        let clone = median(reps, || {
-            time(|| {
-                targets
-                    .iter()
-                    .map(|&e| black_box(ts[e].clone()).len())
-                    .sum::<usize>()
-            })
-            .0
-        });
+        let clone = time_clones(reps, &targets, &ts);
         Cells {
             build,
             get,
@@ -791,15 +805,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
             })
             .0
         });
-        let clone = median(reps, || {
-            time(|| {
-                targets
-                    .iter()
-                    .map(|&e| black_box(ms[e].clone()).len())
-                    .sum::<usize>()
-            })
-            .0
-        });
+        let clone = time_clones(reps, &targets, &ms);
         Cells {
             build,
             get,
