@@ -11,9 +11,14 @@ use dod_fuzz::Op;
 use libfuzzer_sys::fuzz_target;
 
 fn path(p: u16) -> DataKey {
-    // A few dozen paths, nested, so keys repeat.
-    let p = p % 48;
-    DataKey::ROOT.child(["stats", "status", "inv"][usize::from(p % 3)]).child(&(p / 3).to_string())
+    // A few dozen paths, nested, so keys repeat, and the keys at both ends of the hash range.
+    let p = p % 52;
+    match p {
+        48..=51 => DataKey::from_raw([0, 1, u32::MAX - 1, u32::MAX][usize::from(p - 48)]),
+        _ => DataKey::ROOT
+            .child(["stats", "status", "inv"][usize::from(p % 3)])
+            .child(&(p / 3).to_string()),
+    }
 }
 
 fn value(v: u16) -> OwnedValue {
@@ -54,7 +59,10 @@ fuzz_target!(|ops: Vec<Op>| {
             }
             Op::Remove(p) => assert_eq!(c.remove(path(p)), m.remove(&path(p)).is_some()),
             Op::Get(p) => {
-                assert_eq!(c.get(path(p)).map(|x| x.to_owned()).as_ref(), m.get(&path(p)))
+                assert_eq!(
+                    c.get(path(p)).map(|x| x.to_owned()).as_ref(),
+                    m.get(&path(p))
+                )
             }
             Op::GetForged(bits) => {
                 let k = DataKey::from_raw(bits as u32);

@@ -17,7 +17,12 @@ fn entity(x: u16) -> Handle {
 }
 
 fn path(p: u16) -> DataKey {
-    DataKey::ROOT.child(["a", "b", "c", "d", "e", "f"][usize::from(p % 6)])
+    // A few keys, so they repeat, and the keys at both ends of the hash range.
+    match p % 8 {
+        6 => DataKey::from_raw(0),
+        7 => DataKey::from_raw(u32::MAX),
+        p => DataKey::ROOT.child(["a", "b", "c", "d", "e", "f"][usize::from(p)]),
+    }
 }
 
 fn value(v: u16) -> OwnedValue {

@@ -41,6 +41,8 @@ const PATHS: &[&str] = &[
     "x3",
     "x4",
     "x5",
+    // Hashes to 0xFFFF_FFFF, the largest key there is.
+    "item828385.I8",
 ];
 
 fn value() -> impl Strategy<Value = OwnedValue> {
@@ -204,6 +206,65 @@ proptest! {
                 }
             }
             check(&c, &m);
+        }
+    }
+}
+
+#[test]
+fn path_of_the_largest_key_hashes_to_it() {
+    assert_eq!(DataKey::from_path("item828385.I8").to_raw(), u32::MAX);
+}
+
+/// Keys at both ends of the hash range, in components on both sides of the 32-key boundary
+/// where the lookup switches from counting to binary search, against a `BTreeMap`.
+#[test]
+fn extreme_keys_on_both_sides_of_the_search_switch() {
+    use std::collections::BTreeMap;
+    const EDGES: [u32; 4] = [0, 1, u32::MAX - 1, u32::MAX];
+    let sizes: &[u32] = if cfg!(miri) {
+        &[0, 31, 33]
+    } else {
+        &[0, 1, 31, 32, 33, 64, 100]
+    };
+    for &n in sizes {
+        for &edge in &EDGES {
+            let mut c = DataComponent::new();
+            let mut m: BTreeMap<u32, f32> = BTreeMap::new();
+            // Spread keys over the range, away from the edges.
+            for i in 0..n {
+                let raw = 0x0100_0000 + i.wrapping_mul(0x0123_4567) % 0xF000_0000;
+                c.set(DataKey::from_raw(raw), i as f32);
+                m.insert(raw, i as f32);
+            }
+            let probe = |c: &DataComponent, m: &BTreeMap<u32, f32>| {
+                assert_eq!(c.len(), m.len());
+                for e in EDGES.into_iter().chain(m.keys().copied()) {
+                    let k = DataKey::from_raw(e);
+                    assert_eq!(c.get_f32(k), m.get(&e).copied(), "n {n}, key {e:#x}");
+                    assert_eq!(c.contains(k), m.contains_key(&e), "n {n}, key {e:#x}");
+                }
+                DataView::new(c.as_bytes()).expect("own bytes validate");
+            };
+            probe(&c, &m);
+            // Removing an absent edge key changes nothing.
+            assert_eq!(c.remove(DataKey::from_raw(edge)), m.remove(&edge).is_some());
+            probe(&c, &m);
+            c.set(DataKey::from_raw(edge), -1.0);
+            m.insert(edge, -1.0);
+            probe(&c, &m);
+            // Merging a component that holds only the edge key into one that lacks it.
+            let mut only = DataComponent::new();
+            only.set(DataKey::from_raw(edge), -2.0);
+            let mut other = DataComponent::new();
+            for (&k, &v) in m.iter().filter(|(&k, _)| k != edge) {
+                other.set(DataKey::from_raw(k), v);
+            }
+            let mut merged_model: BTreeMap<u32, f32> = m.clone();
+            merged_model.insert(edge, -2.0);
+            other.merge_from(only.view());
+            probe(&other, &merged_model);
+            assert_eq!(c.remove(DataKey::from_raw(edge)), m.remove(&edge).is_some());
+            probe(&c, &m);
         }
     }
 }

@@ -25,6 +25,8 @@ const PATHS: &[&str] = &[
     "x0",
     "x1",
     "x2",
+    // Hashes to 0xFFFF_FFFF, the largest key there is.
+    "item828385.I8",
 ];
 
 fn value() -> impl Strategy<Value = OwnedValue> {

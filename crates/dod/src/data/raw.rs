@@ -84,6 +84,9 @@ pub(crate) fn find(b: &[u8], key: DataKey) -> Result<usize, usize> {
 }
 
 /// Branch-free binary search over `n` little-endian keys (`keys.len() == 4 * n`).
+///
+/// Every `u32` is a possible key, `u32::MAX` included: `at` reads only positions below `n`,
+/// and its `u32::MAX` for a position past the end is never compared with `k`.
 #[inline]
 fn search(keys: &[u8], n: usize, k: u32) -> Result<usize, usize> {
     let at = |i: usize| -> u32 {
@@ -100,7 +103,7 @@ fn search(keys: &[u8], n: usize, k: u32) -> Result<usize, usize> {
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .fold(0usize, |acc, x| acc + usize::from(x < k));
-        return if at(below) == k {
+        return if below < n && at(below) == k {
             Ok(below)
         } else {
             Err(below)
@@ -114,6 +117,7 @@ fn search(keys: &[u8], n: usize, k: u32) -> Result<usize, usize> {
         base = if at(mid) <= k { mid } else { base };
         size -= half;
     }
+    // `base < n`: it starts at 0 and only ever takes a `mid < n`.
     let found = at(base);
     if found == k {
         Ok(base)
