@@ -252,7 +252,10 @@ pub trait Bits {
         Xor { a: self, b: other }
     }
 
-    /// The lazy complement within [`universe`](Bits::universe).
+    /// The lazy complement within [`universe`](Bits::universe): indices at or past it are not
+    /// in the complement. To take a mask away from a set with a larger universe, use
+    /// [`and_not`](Bits::and_not) rather than `and(mask.not())` ([`BitSet::not`] shows the
+    /// difference).
     ///
     /// ```
     /// use dod::{BitSet, Bits};

@@ -931,9 +931,22 @@ impl BitSet {
 
     /// The lazy complement within the universe. Allocates nothing.
     ///
+    /// Indices at or past [`universe`](BitSet::universe) are not in the complement, and a set
+    /// built by `insert` or `collect` has the universe `largest index + 1`. To take a mask away
+    /// from a larger set, write `a.and_not(&mask)`, which needs no universe, rather than
+    /// `a.and(mask.not())`, or [`grow`](BitSet::grow) the mask to the larger set's universe
+    /// first.
+    ///
     /// ```
     /// let s: dod::BitSet = dod::BitSet::from_words(vec![0b1010], 5).unwrap();
     /// assert_eq!(s.not().into_iter().collect::<Vec<_>>(), [0, 2, 4]);
+    ///
+    /// let enemies: dod::BitSet = (0..6).collect();
+    /// let mut tanks: dod::BitSet = [2].into_iter().collect(); // universe 3
+    /// assert_eq!(enemies.and(tanks.not()).into_iter().collect::<Vec<_>>(), [0, 1]);
+    /// assert_eq!(enemies.and_not(&tanks).into_iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
+    /// tanks.grow(enemies.universe());
+    /// assert_eq!(enemies.and(tanks.not()).into_iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
     /// ```
     #[inline]
     pub fn not(&self) -> Not<&BitSet> {

@@ -207,9 +207,13 @@ impl DataView<'_> {
 impl DataComponent {
     /// Reads the restricted JSON: an object whose members are booleans, numbers (finite as
     /// `f32`), strings, arrays of numbers, or objects of the same, which become key paths.
-    /// Every path is registered in `names`; on an error `names` is left as it was. Anything else (null, an array holding non-numbers,
-    /// a number out of `f32` range, a top level that is not an object) is an error naming the
-    /// path. Empty objects leave no trace. O(input).
+    /// Every path is registered in `names`; on an error `names` is left as it was. Anything
+    /// else (null, an array holding non-numbers, a number out of `f32` range, a top level that
+    /// is not an object) is an error naming the path. Empty objects leave no trace. O(input).
+    ///
+    /// A member name is one path segment even if it holds a dot: `{"a.b": 1}` has the key
+    /// `DataKey::ROOT.child("a.b")`, which the string path `"a.b"` (two segments) does not
+    /// name; `to_json` writes it back as `"a.b"`.
     ///
     /// ```
     /// use dod::data::{DataComponent, JsonError, KeyNames};
@@ -231,6 +235,11 @@ impl DataComponent {
     /// assert_eq!(names.len(), 6); // nothing registered by a refused input
     /// let big = DataComponent::from_json(r#"{"x": 1e39}"#, &mut names);
     /// assert_eq!(big.unwrap_err(), JsonError::NotFiniteF32 { path: "x".into() });
+    ///
+    /// use dod::data::DataKey;
+    /// let dotted = DataComponent::from_json(r#"{"a.b": 1}"#, &mut names).unwrap();
+    /// assert_eq!(dotted.get_f32("a.b"), None);
+    /// assert_eq!(dotted.get_f32(DataKey::ROOT.child("a.b")), Some(1.0));
     /// ```
     pub fn from_json(json: &str, names: &mut KeyNames) -> Result<DataComponent, JsonError> {
         let parsed: Json =

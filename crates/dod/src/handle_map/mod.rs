@@ -888,10 +888,22 @@ impl<T, K: Key> HandleMap<T, K> {
 
     /// The same slice as [`values_mut`](HandleMap::values_mut).
     ///
+    /// Handles name positions of this slice, so moving values within it (`swap`, `reverse`,
+    /// `sort`) moves them to other handles; to reorder values and keep each handle on its
+    /// value, use [`sort_by`](HandleMap::sort_by) or
+    /// [`defragment`](HandleMap::defragment).
+    ///
     /// ```
-    /// let mut map: dod::HandleMap<u8> = [1, 2].into_iter().collect();
-    /// map.as_mut_slice().reverse();
-    /// assert_eq!(map.values(), [2, 1]);
+    /// let mut map: dod::HandleMap<u8> = dod::HandleMap::new();
+    /// let a = map.insert(1);
+    /// let b = map.insert(2);
+    /// for v in map.as_mut_slice() {
+    ///     *v *= 10;
+    /// }
+    /// assert_eq!((map[a], map[b]), (10, 20));
+    ///
+    /// map.as_mut_slice().reverse(); // the values trade handles
+    /// assert_eq!((map[a], map[b]), (20, 10));
     /// ```
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
