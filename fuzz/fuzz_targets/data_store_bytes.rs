@@ -19,7 +19,11 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
     let ents: Vec<K> = s.entities().collect();
     assert_eq!(ents.len(), s.len());
     for (i, e) in ents.iter().enumerate() {
-        assert!(s.set(*e, "name", "a name long enough to need a larger block than before"));
+        assert!(s.set(
+            *e,
+            "name",
+            "a name long enough to need a larger block than before"
+        ));
         assert!(s.set(*e, "pos", &[1.0, 2.0, 3.0, 4.0]));
         if i % 3 == 0 {
             assert!(s.remove(*e));
@@ -29,7 +33,12 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
     let back = DataStore::<K>::from_bytes(&bytes).expect("saved bytes load");
     assert_eq!(back.len(), s.len());
     s.compact();
-    assert_eq!(DataStore::<K>::from_bytes(&s.to_bytes()).map(|t| t.len()).ok(), Some(s.len()));
+    assert_eq!(
+        DataStore::<K>::from_bytes(&s.to_bytes())
+            .map(|t| t.len())
+            .ok(),
+        Some(s.len())
+    );
 }
 
 fn build(n: u8) -> Vec<u8> {

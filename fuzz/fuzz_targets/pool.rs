@@ -34,7 +34,8 @@ fuzz_target!(|input: (Vec<Op>, Vec<u8>, u8)| {
     let mut pool: Pool<u16> = Pool::with_type_id(type_id);
     let mut model: HashMap<Handle, u16> = HashMap::new();
     let mut seen: Vec<Handle> = Vec::new();
-    let pick = |seen: &[Handle], k: u16| (!seen.is_empty()).then(|| seen[usize::from(k) % seen.len()]);
+    let pick =
+        |seen: &[Handle], k: u16| (!seen.is_empty()).then(|| seen[usize::from(k) % seen.len()]);
     for op in ops.into_iter().take(256) {
         match op {
             Op::Insert(v) => {
