@@ -41,6 +41,34 @@ fuzz_target!(|input: &[u8]| {
     let mut c = DataComponent::from_bytes(data).expect("a valid view is a valid component");
     assert_eq!(c.view(), view);
     let keys: Vec<DataKey> = c.iter().map(|(k, _)| k).collect();
+    // Keys the input may or may not hold, at both ends of the hash range: lookups agree with
+    // iteration, and setting then removing one leaves every other entry as it was.
+    for raw in [0, 1, u32::MAX - 1, u32::MAX] {
+        let k = DataKey::from_raw(raw);
+        let held = keys.contains(&k);
+        assert_eq!(view.contains(k), held);
+        let mut d = c.clone();
+        d.set(k, 2.5);
+        assert_eq!(d.len(), view.len() + usize::from(!held));
+        assert_eq!(d.get_f32(k), Some(2.5));
+        for &other in keys.iter().filter(|&&o| o != k) {
+            assert_eq!(d.get(other), view.get(other));
+        }
+        assert!(d.remove(k));
+        assert!(!d.remove(k));
+        assert_eq!(d.len(), view.len() - usize::from(held));
+    }
+    // Merging the input into a component that holds another key keeps both.
+    let mut merged = DataComponent::new();
+    merged.set("hp", 7.0);
+    merged.merge_from(view);
+    for &k in &keys {
+        assert_eq!(merged.get(k), view.get(k));
+    }
+    if !view.contains("hp") {
+        assert_eq!(merged.get_f32("hp"), Some(7.0));
+        assert_eq!(merged.len(), view.len() + 1);
+    }
     for (i, k) in keys.iter().enumerate() {
         match i % 4 {
             0 => c.set(*k, "a string that is longer than most"),
