@@ -1,4 +1,4 @@
-//! BitSet and its expressions against a `BTreeSet<usize>`, checked after every step, plus
+//! BitSet and its expressions against a `BTreeSet<u32>`, checked after every step, plus
 //! arbitrary bytes fed to the serde reader.
 #![no_main]
 
@@ -10,16 +10,16 @@ use libfuzzer_sys::fuzz_target;
 
 /// Keeps indices small enough to check against the model quickly, while crossing word and
 /// summary boundaries.
-fn idx(v: u16) -> usize {
-    usize::from(v) % 9000
+fn idx(v: u16) -> u32 {
+    u32::from(v) % 9000
 }
 
-fn check(s: &BitSet, m: &BTreeSet<usize>, other: &BitSet, mo: &BTreeSet<usize>) {
+fn check(s: &BitSet, m: &BTreeSet<u32>, other: &BitSet, mo: &BTreeSet<u32>) {
     s.assert_invariants();
     assert_eq!(s.count(), m.len());
     assert!(s.iter().eq(m.iter().copied()));
     let u = s.universe();
-    assert_eq!(s.first_zero(), (0..u).find(|i| !m.contains(i)));
+    assert_eq!(s.first_zero(), (0..u as u32).find(|i| !m.contains(i)));
     assert_eq!(s.first_one(), m.first().copied());
     assert!(s.and(other).iter().eq(m.intersection(mo).copied()));
     assert!(s.or(other).iter().eq(m.union(mo).copied()));
@@ -57,7 +57,7 @@ fuzz_target!(|input: (Vec<Op>, Vec<u8>)| {
             }
             Op::Get(v) => assert_eq!(s.contains(idx(v)), m.contains(&idx(v))),
             Op::GetForged(bits) => {
-                let i = bits as usize;
+                let i = bits as u32;
                 assert_eq!(s.contains(i), m.contains(&i));
                 let from = i % 10_000;
                 assert_eq!(s.next_one(from), m.range(from..).next().copied());
@@ -75,8 +75,8 @@ fuzz_target!(|input: (Vec<Op>, Vec<u8>)| {
                 assert_eq!(s.toggle(i), want);
             }
             Op::Retain(k) => {
-                let cut = usize::from(k) * 40;
-                s.truncate(cut);
+                let cut = u32::from(k) * 40;
+                s.truncate(cut as usize);
                 m = m.range(..cut).copied().collect();
             }
             Op::Clear => {

@@ -16,7 +16,7 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
         let _ = format!("{e:?}{v:?}");
     }
     let _ = (s.fragmentation(), s.memory_usage(), s.free_bytes());
-    let ents: Vec<K> = s.entities().collect();
+    let ents: Vec<K> = s.keys().collect();
     assert_eq!(ents.len(), s.len());
     for (i, e) in ents.iter().enumerate() {
         assert!(s.set(

@@ -8,7 +8,7 @@ use dod_fuzz::Op;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|ops: Vec<Op>| {
-    let mut map: HandleMap<u16> = HandleMap::with_type_id(3);
+    let mut map: HandleMap<u16> = HandleMap::new().with_type_id(3);
     let mut live: HashMap<Handle, u16> = HashMap::new();
     let mut seen: Vec<Handle> = Vec::new();
     let pick = |seen: &[Handle], p: u16| (!seen.is_empty()).then(|| seen[p as usize % seen.len()]);
@@ -94,7 +94,7 @@ fuzz_target!(|ops: Vec<Op>| {
         }
         for (d, (h, v)) in map.iter().enumerate() {
             assert_eq!(live.get(&h), Some(v));
-            assert_eq!(map.index_of(h), Some(d));
+            assert_eq!(map.get_index_of(h), Some(d));
         }
     }
 });

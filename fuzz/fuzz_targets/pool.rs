@@ -31,7 +31,7 @@ fuzz_target!(|input: (Vec<Op>, Vec<u8>, u8)| {
     }
 
     let type_id = u16::from(type_id % 4);
-    let mut pool: Pool<u16> = Pool::with_type_id(type_id);
+    let mut pool: Pool<u16> = Pool::new().with_type_id(type_id);
     let mut model: HashMap<Handle, u16> = HashMap::new();
     let mut seen: Vec<Handle> = Vec::new();
     let pick =

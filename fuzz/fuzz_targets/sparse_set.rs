@@ -81,14 +81,14 @@ fn insert(set: &mut SparseSet<u16, 64>, model: &mut Vec<Option<Entry>>, e: Ent, 
 }
 
 fn check(set: &SparseSet<u16, 64>, model: &[Option<Entry>], seen: &[Ent]) {
-    assert_eq!(set.entities().len(), model.len());
+    assert_eq!(set.indices().len(), model.len());
     for (i, s) in model.iter().enumerate() {
         match s {
             Some((e, _, v)) => {
-                assert_eq!(set.entities()[i], *e);
+                assert_eq!(set.indices()[i], *e);
                 assert_eq!(set.values()[i], *v);
             }
-            None => assert_eq!(set.entities()[i], TOMBSTONE),
+            None => assert_eq!(set.indices()[i], TOMBSTONE),
         }
     }
     let live = model.iter().flatten().count();

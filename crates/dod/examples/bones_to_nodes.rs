@@ -117,7 +117,7 @@ fn main() {
     );
 
     // The two orders disagree, so walking the slices side by side would pair the wrong ones.
-    assert_ne!(&nodes.entities()[..bone_count], bones.entities());
+    assert_ne!(&nodes.indices()[..bone_count], bones.indices());
 
     let mut frame = 0;
     let mut animate = |bones: &mut SparseSet<Transform>| {
@@ -151,8 +151,8 @@ fn main() {
     nodes.sort_as(&bones);
     let sort = start.elapsed();
     assert_eq!(
-        &nodes.entities()[..bone_count],
-        bones.entities(),
+        &nodes.indices()[..bone_count],
+        bones.indices(),
         "after sort_as the nodes start with the bones, in the bones' order"
     );
     // Sorting moved whole entries: every node still holds its own transform.

@@ -47,7 +47,7 @@ impl Masks {
         ]
     }
 
-    fn spawned(&mut self, slot: usize, kinds: u8) {
+    fn spawned(&mut self, slot: u32, kinds: u8) {
         for (kind, mask) in self.each() {
             // The slot may have held another object: its bits were cleared when it went.
             assert!(!mask.contains(slot), "a reused slot starts with clear bits");
@@ -57,7 +57,7 @@ impl Masks {
         }
     }
 
-    fn removed(&mut self, slot: usize) {
+    fn removed(&mut self, slot: u32) {
         for (_, mask) in self.each() {
             mask.remove(slot);
         }
@@ -105,12 +105,12 @@ fn spawn(rng: &mut Rng) -> Object {
 /// What a system does with each object of a subset: here, note its slot and sum where they are.
 #[derive(Default, PartialEq, Debug)]
 struct Visit {
-    slots: Vec<usize>,
+    slots: Vec<u32>,
     x_sum: f32,
 }
 
 impl Visit {
-    fn add(&mut self, slot: usize, o: &Object) {
+    fn add(&mut self, slot: u32, o: &Object) {
         self.slots.push(slot);
         self.x_sum += o.transform[12];
     }
@@ -132,7 +132,7 @@ fn visit_filter(pool: &Pool<Object>, want: u8, unwanted: u8, out: &mut Visit) {
     out.x_sum = 0.0;
     for (key, o) in pool.iter() {
         if o.kinds & want == want && o.kinds & unwanted == 0 {
-            out.add(key.index() as usize, o);
+            out.add(key.index(), o);
         }
     }
 }
@@ -160,7 +160,7 @@ fn main() {
             let o = spawn(&mut rng);
             let kinds = o.kinds;
             let key = pool.insert(o);
-            masks.spawned(key.index() as usize, kinds);
+            masks.spawned(key.index(), kinds);
         }
         spawned += per_frame;
         for o in pool.values_mut() {
@@ -179,7 +179,7 @@ fn main() {
         pool.retain(|key, o| {
             let keep = o.life > 0.0;
             if !keep {
-                masks.removed(key.index() as usize);
+                masks.removed(key.index());
                 despawned += 1;
             }
             keep

@@ -12,16 +12,16 @@
 use std::time::{Duration, Instant};
 
 use dod::data::{DataComponent, DataKey, DataStore, DecodeError, JsonError, KeyNames, Patch};
-use dod::{key, Handle};
+use dod::{data_key, Handle};
 
-const NAME: DataKey = key!("name");
-const HEALTH: DataKey = key!("stats.health");
-const MANA: DataKey = key!("stats.mana");
-const DRUNK: DataKey = key!("status_effects.drunk");
-const DELIRIOUS: DataKey = key!("status_effects.delirious");
-const CURSED: DataKey = key!("status_effects.cursed");
-const COLOR: DataKey = key!("color");
-const BIOGRAPHY: DataKey = key!("biography");
+const NAME: DataKey = data_key!("name");
+const HEALTH: DataKey = data_key!("stats.health");
+const MANA: DataKey = data_key!("stats.mana");
+const DRUNK: DataKey = data_key!("status_effects.drunk");
+const DELIRIOUS: DataKey = data_key!("status_effects.delirious");
+const CURSED: DataKey = data_key!("status_effects.cursed");
+const COLOR: DataKey = data_key!("color");
+const BIOGRAPHY: DataKey = data_key!("biography");
 
 const BASE: &str = r#"{
     "name": "The One",

@@ -45,7 +45,7 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let count = if quick { 200 } else { 5_000 };
     let mut cache = Cache {
-        textures: HandleMap::with_type_id_and_key(7),
+        textures: HandleMap::with_key().with_type_id(7),
     };
     let ids: Vec<TextureId> = (0..count)
         .map(|i| cache.load(&format!("tex{i}"), 256))

@@ -117,7 +117,7 @@ fn main() {
     // position correctly.
     for (i, n) in nodes.values().iter().enumerate() {
         if let Some(p) = n.parent {
-            assert!(nodes.index_of(p).unwrap() < i, "parent after child");
+            assert!(nodes.get_index_of(p).unwrap() < i, "parent after child");
         }
     }
     for &h in handles.iter().step_by(97) {

@@ -717,7 +717,7 @@ mod tests {
         map.remove(hs[1]);
         assert_eq!(map.get(forged.unwrap()), None);
         assert_eq!(map.remove(forged.unwrap()), None);
-        map.check();
+        map.assert_invariants();
         let h32: [Option<Handle32>; 2] = [Handle32::new(1, 1), None];
         assert_eq!(bytemuck::cast::<_, [u32; 2]>(h32), [1 << 16 | 1, 0]);
     }

@@ -35,7 +35,7 @@
 //!   dense entity and value arrays, with swap, shift, bulk and deferred removal, sorting and
 //!   joins.
 //! - [`DataComponent`] is Bitsquid's restricted JSON in one relocatable buffer: hashed key paths
-//!   ([`DataKey`], [`key!`]), values growing down from the end, saved by copying and loaded
+//!   ([`DataKey`], [`data_key!`]), values growing down from the end, saved by copying and loaded
 //!   by validating untrusted bytes once ([`DataView`]).
 //!
 //! # Handles
@@ -74,11 +74,13 @@ mod error;
 pub mod handle_map;
 pub mod key;
 pub mod pool;
+pub mod prelude;
+pub mod slot;
 pub mod sparse_set;
 
 pub use bits::{BitSet, Bits};
 pub use data::{DataComponent, DataKey, DataStore, DataView};
-pub use error::CapacityError;
+pub use error::{InsertError, InsertErrorKind};
 pub use handle_map::HandleMap;
 pub use key::{Handle, Handle32, Key};
 pub use pool::Pool;

@@ -1,4 +1,4 @@
-//! BitSet and its lazy expressions against a `BTreeSet<usize>` model, checked after every step.
+//! BitSet and its lazy expressions against a `BTreeSet<u32>` model, checked after every step.
 
 use std::collections::BTreeSet;
 
@@ -7,36 +7,36 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Insert(usize),
-    Remove(usize),
-    Toggle(usize),
+    Insert(u32),
+    Remove(u32),
+    Toggle(u32),
     Claim,
     Grow(usize),
     Truncate(usize),
     Clear,
     ShrinkToFit,
-    AndWith(Vec<usize>, usize),
-    OrWith(Vec<usize>, usize),
-    AndNotWith(Vec<usize>, usize),
-    XorWith(Vec<usize>, usize),
+    AndWith(Vec<u32>, usize),
+    OrWith(Vec<u32>, usize),
+    AndNotWith(Vec<u32>, usize),
+    XorWith(Vec<u32>, usize),
 }
 
 /// Indices cluster near word and summary boundaries, with a few far ones.
-fn index() -> BoxedStrategy<usize> {
+fn index() -> BoxedStrategy<u32> {
     if cfg!(miri) {
         // Small universes under Miri, where every word read is slow; still two summary layers.
-        return prop_oneof![0usize..200, 4090usize..4100].boxed();
+        return prop_oneof![0u32..200, 4090u32..4100].boxed();
     }
     prop_oneof![
-        0usize..200,
-        (0usize..8, 0usize..3).prop_map(|(k, d)| (k * 64 + 63 + d).min(10_000)),
-        4090usize..4100,
-        (0usize..3).prop_map(|d| 262_143 + d),
+        0u32..200,
+        (0u32..8, 0u32..3).prop_map(|(k, d)| (k * 64 + 63 + d).min(10_000)),
+        4090u32..4100,
+        (0u32..3).prop_map(|d| 262_143 + d),
     ]
     .boxed()
 }
 
-fn other() -> impl Strategy<Value = (Vec<usize>, usize)> {
+fn other() -> impl Strategy<Value = (Vec<u32>, usize)> {
     (prop::collection::vec(index(), 0..20), 0usize..300)
 }
 
@@ -46,8 +46,8 @@ fn op() -> impl Strategy<Value = Op> {
         3 => index().prop_map(Op::Remove),
         2 => index().prop_map(Op::Toggle),
         2 => Just(Op::Claim),
-        1 => index().prop_map(Op::Grow),
-        1 => index().prop_map(Op::Truncate),
+        1 => index().prop_map(|i| Op::Grow(i as usize)),
+        1 => index().prop_map(|i| Op::Truncate(i as usize)),
         1 => Just(Op::Clear),
         1 => Just(Op::ShrinkToFit),
         1 => other().prop_map(|(v, u)| Op::AndWith(v, u)),
@@ -57,10 +57,10 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn make(v: &[usize], universe: usize) -> (BitSet, BTreeSet<usize>) {
+fn make(v: &[u32], universe: usize) -> (BitSet, BTreeSet<u32>) {
     let mut s = BitSet::with_universe(universe);
     s.extend(v.iter().copied());
-    let m: BTreeSet<usize> = v.iter().copied().collect();
+    let m: BTreeSet<u32> = v.iter().copied().collect();
     (s, m)
 }
 
@@ -73,9 +73,10 @@ fn config() -> ProptestConfig {
 }
 
 /// Every query of the set against the model.
-fn check(s: &BitSet, m: &BTreeSet<usize>, u: usize) {
+fn check(s: &BitSet, m: &BTreeSet<u32>, universe: usize) {
     s.assert_invariants();
-    assert_eq!(s.universe(), u);
+    assert_eq!(s.universe(), universe);
+    let u = universe as u32;
     assert_eq!(s.count(), m.len());
     assert_eq!(s.is_empty(), m.is_empty());
     assert_eq!(
@@ -86,7 +87,7 @@ fn check(s: &BitSet, m: &BTreeSet<usize>, u: usize) {
     s.for_each(|i| fe.push(i));
     assert_eq!(fe.len(), m.len());
     assert_eq!(
-        s.iter().fold(0usize, |a, i| a ^ i.wrapping_mul(31)),
+        s.iter().fold(0u32, |a, i| a ^ i.wrapping_mul(31)),
         m.iter().fold(0, |a, i| a ^ i.wrapping_mul(31))
     );
     let blocks: usize = s
@@ -135,18 +136,19 @@ fn check(s: &BitSet, m: &BTreeSet<usize>, u: usize) {
     }
     // not() at the edge of the universe: all of it when small, windows when large.
     for from in [0, u.saturating_sub(70), u.saturating_sub(1)] {
-        let not: Vec<usize> = s.not().iter_from(from).take(200).collect();
-        let want: Vec<usize> = (from..u).filter(|i| !m.contains(i)).take(200).collect();
+        let not: Vec<u32> = s.not().iter_from(from).take(200).collect();
+        let want: Vec<u32> = (from..u).filter(|i| !m.contains(i)).take(200).collect();
         assert_eq!(not, want, "not from {from}");
     }
-    assert_eq!(s.not().count(), u - m.len());
-    assert_eq!(s.not().is_empty(), m.len() == u);
+    assert_eq!(s.not().count(), universe - m.len());
+    assert_eq!(s.not().is_empty(), m.len() == universe);
 }
 
 /// Every expression of `a` and `b` against the model's set operations.
-fn check_exprs(a: &BitSet, ma: &BTreeSet<usize>, b: &BitSet, mb: &BTreeSet<usize>) {
-    let u = a.universe().max(b.universe());
-    let exprs: [(&str, Vec<usize>, BTreeSet<usize>); 4] = [
+fn check_exprs(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u32>) {
+    let universe = a.universe().max(b.universe());
+    let u = universe as u32;
+    let exprs: [(&str, Vec<u32>, BTreeSet<u32>); 4] = [
         ("and", a.and(b).iter().collect(), ma & mb),
         ("or", a.or(b).iter().collect(), ma | mb),
         ("and_not", a.and_not(b).iter().collect(), ma - mb),
@@ -158,24 +160,24 @@ fn check_exprs(a: &BitSet, ma: &BTreeSet<usize>, b: &BitSet, mb: &BTreeSet<usize
     let and = a.and(b);
     assert_eq!(and.count(), (ma & mb).len());
     assert_eq!(and.is_empty(), (ma & mb).is_empty());
-    assert_eq!(and.universe(), u);
+    assert_eq!(and.universe(), universe);
     let or = a.or(b);
     assert_eq!(or.count(), (ma | mb).len());
     assert_eq!(a.xor(b).is_empty(), ma == mb);
     assert_eq!(a.and_not(b).is_empty(), ma.is_subset(mb));
     // Composition and not() of an expression.
     for from in [0, u.saturating_sub(70)] {
-        let not_or: Vec<usize> = a.or(b).not().iter_from(from).take(200).collect();
-        let want: Vec<usize> = (from..u)
+        let not_or: Vec<u32> = a.or(b).not().iter_from(from).take(200).collect();
+        let want: Vec<u32> = (from..u)
             .filter(|i| !ma.contains(i) && !mb.contains(i))
             .take(200)
             .collect();
         assert_eq!(not_or, want);
     }
-    assert_eq!(a.or(b).not().count(), u - (ma | mb).len());
-    let comp: Vec<usize> = a.or(b).and_not(a.and(b)).iter().collect();
+    assert_eq!(a.or(b).not().count(), universe - (ma | mb).len());
+    let comp: Vec<u32> = a.or(b).and_not(a.and(b)).iter().collect();
     assert_eq!(comp, (ma ^ mb).into_iter().collect::<Vec<_>>());
-    let nn: Vec<usize> = a.not().not().iter().collect();
+    let nn: Vec<u32> = a.not().not().iter().collect();
     assert_eq!(a.not().not().count(), ma.len());
     assert_eq!(nn, ma.iter().copied().collect::<Vec<_>>());
     for probe in [0, 5, 64, 4096, u.saturating_sub(1), u] {
@@ -189,7 +191,7 @@ fn check_exprs(a: &BitSet, ma: &BTreeSet<usize>, b: &BitSet, mb: &BTreeSet<usize
         );
         assert_eq!(
             a.not().iter_from(probe).take(100).collect::<Vec<_>>(),
-            (probe..a.universe())
+            (probe..a.universe() as u32)
                 .filter(|i| !ma.contains(i))
                 .take(100)
                 .collect::<Vec<_>>()
@@ -211,20 +213,20 @@ proptest! {
             match op {
                 Op::Insert(i) => {
                     prop_assert_eq!(s.insert(i), m.insert(i));
-                    u = u.max(i + 1);
+                    u = u.max(i as usize + 1);
                 }
                 Op::Remove(i) => prop_assert_eq!(s.remove(i), m.remove(&i)),
                 Op::Toggle(i) => {
                     let now = s.toggle(i);
                     let want = if m.contains(&i) { m.remove(&i); false } else { m.insert(i); true };
                     prop_assert_eq!(now, want);
-                    u = u.max(i + 1);
+                    u = u.max(i as usize + 1);
                 }
                 Op::Claim => {
-                    let want = (0..=u).find(|i| !m.contains(i)).unwrap();
+                    let want = (0..=u as u32).find(|i| !m.contains(i)).unwrap();
                     prop_assert_eq!(s.claim(), want);
                     m.insert(want);
-                    u = u.max(want + 1);
+                    u = u.max(want as usize + 1);
                 }
                 Op::Grow(n) => {
                     s.grow(n);
@@ -234,7 +236,7 @@ proptest! {
                     s.truncate(n);
                     if n < u {
                         u = n;
-                        m = m.range(..n).copied().collect();
+                        m = m.range(..n as u32).copied().collect();
                     }
                 }
                 Op::Clear => {
@@ -287,7 +289,7 @@ proptest! {
             return Ok(());
         }
         let s = BitSet::from_words(words.clone(), universe).unwrap();
-        let m: BTreeSet<usize> = (0..universe).filter(|&i| words[i / 64] >> (i % 64) & 1 == 1).collect();
+        let m: BTreeSet<u32> = (0..universe as u32).filter(|&i| words[i as usize / 64] >> (i % 64) & 1 == 1).collect();
         check(&s, &m, universe);
         prop_assert_eq!(s.as_words(), &words[..]);
     }
@@ -315,7 +317,7 @@ fn par_iter_matches_iter() {
     let s: BitSet = (0..100_000)
         .filter(|i| i % 7 == 0 || (50_000..50_100).contains(i))
         .collect();
-    let mut v: Vec<usize> = s.par_iter().collect();
+    let mut v: Vec<u32> = s.par_iter().collect();
     v.sort_unstable();
     assert_eq!(v, s.iter().collect::<Vec<_>>());
 }

@@ -93,7 +93,7 @@ fn check(s: &DataStore, m: &Model) {
             }
         }
     }
-    let mut ents: Vec<(u32, u16)> = s.entities().map(|k| (k.index(), k.generation())).collect();
+    let mut ents: Vec<(u32, u16)> = s.keys().map(|k| (k.index(), k.generation())).collect();
     let mut expect: Vec<(u32, u16)> = m.iter().map(|(e, (g, _))| (*e, *g)).collect();
     expect.sort();
     ents.sort();
@@ -187,7 +187,7 @@ fn corrupted_store_bytes_never_panic() {
                     let _ = v.get("name");
                     let _ = format!("{e:?}{v:?}");
                 }
-                let ents: Vec<Handle> = t.entities().collect();
+                let ents: Vec<Handle> = t.keys().collect();
                 for e in ents {
                     assert!(t.set(e, "name", "a much longer name than before, to move blocks"));
                     let _ = t.remove_key(e, "hp");

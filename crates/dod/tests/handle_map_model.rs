@@ -164,7 +164,7 @@ impl SlotModel {
     }
 }
 
-/// The value type: a number and, for `insert_with_handle`, the handle it was given.
+/// The value type: a number and, for `insert_with_key`, the handle it was given.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct V<K> {
@@ -210,7 +210,7 @@ impl<K: TestKey + MaybeSerde> Model<K> {
 
     fn apply(&mut self, op: &Op) {
         let before: Vec<V<K>> = self.map.values().to_vec();
-        let dense: Vec<K> = self.map.handles().collect();
+        let dense: Vec<K> = self.map.keys().collect();
         match *op {
             Op::Insert(n) => {
                 let k = self.map.insert(V { n, me: None });
@@ -225,12 +225,12 @@ impl<K: TestKey + MaybeSerde> Model<K> {
                 }
             }
             Op::InsertWithHandle => {
-                let k = self.map.insert_with_handle(|me| V { n: 7, me: Some(me) });
+                let k = self.map.insert_with_key(|me| V { n: 7, me: Some(me) });
                 self.fresh(k, V { n: 7, me: Some(k) });
             }
             Op::Remove(p) => {
                 let Some(k) = self.pick(p) else { return };
-                let pos = self.map.index_of(k);
+                let pos = self.map.get_index_of(k);
                 let got = self.map.remove(k);
                 assert_eq!(got, self.live.remove(&k));
                 if got.is_some() {
@@ -420,7 +420,7 @@ impl<K: TestKey + MaybeSerde> Model<K> {
                 assert!(c.iter().eq(self.map.iter()));
                 assert!(c == self.map);
                 let mut d = self.map.clone();
-                if let Some(h) = d.handle_at(0) {
+                if let Some(h) = d.key_at(0) {
                     d.remove(h);
                     assert!(d != self.map, "one value fewer");
                 }
@@ -437,11 +437,11 @@ impl<K: TestKey + MaybeSerde> Model<K> {
         assert_eq!(map.values().len(), map.len());
         let mut from_iter = HashMap::new();
         for (d, (k, v)) in map.iter().enumerate() {
-            assert_eq!(map.index_of(k), Some(d));
-            assert_eq!(map.handle_at(d), Some(k));
+            assert_eq!(map.get_index_of(k), Some(d));
+            assert_eq!(map.key_at(d), Some(k));
             assert!(from_iter.insert(k, v.clone()).is_none());
         }
-        assert_eq!(map.handle_at(map.len()), None);
+        assert_eq!(map.key_at(map.len()), None);
         assert_eq!(from_iter, self.live);
         let mut panics_checked = 0;
         for &k in &self.seen {
@@ -499,7 +499,7 @@ proptest! {
 
     #[test]
     fn model_handle(ops in prop::collection::vec(op(), 1..OPS)) {
-        run::<Handle>(HandleMap::with_type_id(5), &ops);
+        run::<Handle>(HandleMap::new().with_type_id(5), &ops);
     }
 
     #[test]
@@ -797,7 +797,7 @@ fn defragment_resumes_and_counts_moves() {
 #[cfg(feature = "serde")]
 #[test]
 fn malformed_serialised_maps_are_errors() {
-    let mut map = HandleMap::<u32>::with_type_id(3);
+    let mut map = HandleMap::<u32>::new().with_type_id(3);
     let hs = map.insert_many([10, 20, 30]);
     map.remove(hs[1]);
     let good = serde_json::to_value(&map).unwrap();
@@ -887,7 +887,7 @@ fn index_panics_say_why_a_handle_does_not_resolve() {
         let _ = map[fresh];
     })
     .contains("stale"));
-    let other: HandleMap<u32> = HandleMap::with_type_id(3);
+    let other: HandleMap<u32> = HandleMap::new().with_type_id(3);
     assert!(message(&|| {
         let _ = other[fresh];
     })

@@ -13,14 +13,14 @@ use proptest::prelude::*;
 enum Op {
     Insert(u32),
     Remove(usize),
-    RemoveAt(usize),
+    RemoveAt(u32),
     Get(usize),
     Forged(u32, u16, u16),
     Set(usize, u32),
     Swap(usize, usize),
     Retain(u32),
     /// Add 1 to the items whose slot index is in this mask (indices may lie past the pool).
-    AddInMask(Vec<usize>),
+    AddInMask(Vec<u32>),
     Drain(usize),
     Clear,
     Clone,
@@ -32,13 +32,13 @@ fn op() -> impl Strategy<Value = Op> {
     let ops = prop_oneof![
         8 => any::<u32>().prop_map(Op::Insert),
         5 => any::<usize>().prop_map(Op::Remove),
-        1 => (0usize..40).prop_map(Op::RemoveAt),
+        1 => (0u32..40).prop_map(Op::RemoveAt),
         4 => any::<usize>().prop_map(Op::Get),
         2 => (0u32..40, 0u16..4, 0u16..3).prop_map(|(i, g, t)| Op::Forged(i, g, t)),
         2 => (any::<usize>(), any::<u32>()).prop_map(|(k, v)| Op::Set(k, v)),
         1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Swap(a, b)),
         1 => (1u32..5).prop_map(Op::Retain),
-        2 => prop::collection::vec(0usize..80, 0..20).prop_map(Op::AddInMask),
+        2 => prop::collection::vec(0u32..80, 0..20).prop_map(Op::AddInMask),
         1 => (0usize..5).prop_map(Op::Drain),
         1 => Just(Op::Clear),
         1 => Just(Op::Clone),
@@ -77,11 +77,11 @@ fn check(pool: &Pool<u32>, model: &HashMap<Handle, u32>, seen: &[Handle]) {
         pool.values().map(|v| u64::from(*v)).sum::<u64>(),
         model.values().map(|v| u64::from(*v)).sum::<u64>()
     );
-    let alive: Vec<usize> = pool.alive().iter().collect();
-    let mut idx: Vec<usize> = model.keys().map(|k| k.index() as usize).collect();
+    let alive: Vec<u32> = pool.alive().iter().collect();
+    let mut idx: Vec<u32> = model.keys().map(|k| k.index()).collect();
     idx.sort();
     assert_eq!(alive, idx);
-    for i in 0..pool.slot_count() + 1 {
+    for i in 0..pool.slot_count() as u32 + 1 {
         let k = pool.key_at(i);
         assert_eq!(k.is_some(), pool.alive().contains(i));
         if let Some(k) = k {
@@ -95,7 +95,7 @@ proptest! {
 
     #[test]
     fn pool_matches_hashmap(ops in prop::collection::vec(op(), 1..60), type_id in 0u16..3) {
-        let mut pool: Pool<u32> = Pool::with_type_id(type_id);
+        let mut pool: Pool<u32> = Pool::new().with_type_id(type_id);
         let mut model: HashMap<Handle, u32> = HashMap::new();
         let mut seen: Vec<Handle> = Vec::new();
         let pick = |seen: &[Handle], k: usize| (!seen.is_empty()).then(|| seen[k % seen.len()]);
@@ -106,7 +106,7 @@ proptest! {
                     let h = pool.insert(v);
                     prop_assert_eq!(h.type_id(), type_id);
                     if let Some(hole) = first_hole {
-                        prop_assert_eq!(h.index() as usize, hole, "holes are filled first");
+                        prop_assert_eq!(h.index(), hole, "holes are filled first");
                     }
                     prop_assert!(!model.contains_key(&h), "a handle is never handed out twice");
                     prop_assert!(!seen.contains(&h));
@@ -133,7 +133,7 @@ proptest! {
                     let mut expect: Vec<Handle> = model
                         .keys()
                         .copied()
-                        .filter(|h| mask.contains(h.index() as usize))
+                        .filter(|h| mask.contains(h.index()))
                         .collect();
                     expect.sort_by_key(|h| h.index());
                     prop_assert_eq!(&visited, &expect, "live items in the mask, in slot order");
@@ -421,7 +421,7 @@ fn alive_flags_combine_with_masks() {
         .collect();
     for h in &hs {
         if pool[*h] == "tank" {
-            tanks.insert(h.index() as usize);
+            tanks.insert(h.index());
         }
     }
     pool.remove(hs[0]);

@@ -294,13 +294,13 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
             let ours = model.map();
             let mut seen = BTreeSet::new();
             let shared: Vec<u32> = other
-                .entities()
+                .indices()
                 .iter()
                 .copied()
                 .filter(|e| ours.contains_key(e) && seen.insert(*e))
                 .collect();
             assert_eq!(
-                &set.entities()[..shared.len()],
+                &set.indices()[..shared.len()],
                 &shared[..],
                 "shared prefix in other's order"
             );
@@ -314,10 +314,10 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
                     Slot::Tomb => unreachable!(),
                 })
                 .collect();
-            let mut sorted = set.entities().to_vec();
+            let mut sorted = set.indices().to_vec();
             sorted.sort();
             assert_eq!(sorted, by_index.keys().copied().collect::<Vec<_>>());
-            model.dense = set.entities().iter().map(|e| by_index[e]).collect();
+            model.dense = set.indices().iter().map(|e| by_index[e]).collect();
         }
         Op::ShrinkToFit => set.shrink_to_fit(),
         Op::Reserve(n) => {
@@ -370,7 +370,7 @@ fn check(set: &Set, model: &Model, probes: &BTreeSet<u32>) {
             Slot::Tomb => TOMBSTONE,
         })
         .collect();
-    assert_eq!(set.entities(), &want_entities[..], "dense order");
+    assert_eq!(set.indices(), &want_entities[..], "dense order");
     let live = model.live();
     let got: Vec<(u32, i32)> = set.iter().map(|(e, v)| (e, *v)).collect();
     assert_eq!(got, live, "iter");
@@ -399,7 +399,7 @@ fn check(set: &Set, model: &Model, probes: &BTreeSet<u32>) {
             "generation_of({i})"
         );
         if let Some(p) = set.get_index_of(i) {
-            assert_eq!(set.entities()[p], i);
+            assert_eq!(set.indices()[p], i);
             assert_eq!(Some(&set.values()[p]), want.map(|(_, v)| v));
         }
     }
@@ -436,8 +436,8 @@ proptest! {
         let mut x: SparseSet<u32> = a.iter().map(|&e| (e, e + 1)).collect();
         let y: SparseSet<()> = b.iter().map(|&e| (e, ())).collect();
         x.sort_as(&y);
-        let shared: Vec<u32> = y.entities().iter().copied().filter(|e| a.contains(e)).collect();
-        prop_assert_eq!(&x.entities()[..shared.len()], &shared[..]);
+        let shared: Vec<u32> = y.indices().iter().copied().filter(|e| a.contains(e)).collect();
+        prop_assert_eq!(&x.indices()[..shared.len()], &shared[..]);
         // Lockstep: the shared prefix lines up position by position.
         for (i, &e) in shared.iter().enumerate() {
             prop_assert_eq!(x.values()[i], e + 1);
@@ -518,7 +518,7 @@ fn bones_copy_to_nodes_in_lockstep() {
     bones.sort_as(&nodes);
     nodes.sort_as(&bones);
     let n = bones.len();
-    assert_eq!(&nodes.entities()[..n], &bones.entities()[..n]);
+    assert_eq!(&nodes.indices()[..n], &bones.indices()[..n]);
     nodes.values_mut()[..n].copy_from_slice(bones.values());
     for e in (0..50u32).step_by(5) {
         assert_eq!(nodes[e], [e as f32, 1.0]);
@@ -616,14 +616,14 @@ fn clear_and_sort_drop_nothing_twice() {
 /// The set's public view is self-consistent: each live entity is found where it sits.
 fn assert_consistent<T, const P: usize>(s: &SparseSet<T, P>) {
     let mut live = 0;
-    for (i, &e) in s.entities().iter().enumerate() {
+    for (i, &e) in s.indices().iter().enumerate() {
         if e != TOMBSTONE {
             live += 1;
             assert_eq!(s.get_index_of(e), Some(i));
         }
     }
     assert_eq!(live, s.len());
-    assert_eq!(s.entities().len(), s.values().len());
+    assert_eq!(s.indices().len(), s.values().len());
 }
 
 #[test]

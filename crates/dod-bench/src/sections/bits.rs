@@ -46,7 +46,7 @@ impl Sets {
             bitvec: BitVec::repeat(false, universe),
         };
         for &i in &idx {
-            s.bitset.insert(i);
+            s.bitset.insert(i as u32);
             s.bools[i] = true;
             s.words[i >> 6] |= 1 << (i & 63);
             s.fixed.insert(i);
@@ -70,6 +70,11 @@ const ROWS: [&str; 7] = [
 
 fn fold(acc: usize, i: usize) -> usize {
     acc.wrapping_add(i)
+}
+
+/// [`fold`] over `u32` indices, as `dod::BitSet` yields them.
+fn fold32(acc: usize, i: u32) -> usize {
+    acc.wrapping_add(i as usize)
 }
 
 /// The hand-written floor: every word, trailing zeros, clear lowest bit.
@@ -125,15 +130,18 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     t.row(
         ROWS[0],
         vec![
-            timed(reps, || a.bitset.iter().fold(0, fold)),
-            timed(reps, || a.bitset.and(&b.bitset).iter().fold(0, fold)),
-            timed(reps, || a.bitset.and_not(&b.bitset).iter().fold(0, fold)),
+            timed(reps, || a.bitset.iter().fold(0, fold32)),
+            timed(reps, || a.bitset.and(&b.bitset).iter().fold(0, fold32)),
+            timed(reps, || a.bitset.and_not(&b.bitset).iter().fold(0, fold32)),
             timed(reps, || {
-                probes.iter().filter(|&&i| a.bitset.contains(i)).count()
+                probes
+                    .iter()
+                    .filter(|&&i| a.bitset.contains(i as u32))
+                    .count()
             }),
             timed_mut(reps, &a.bitset, |s| {
                 probes.iter().for_each(|&i| {
-                    s.insert(i);
+                    s.insert(i as u32);
                 })
             }),
         ],
@@ -319,7 +327,7 @@ fn claim_table(cfg: &Config, universe: usize) -> Table {
     t.row(
         "dod::BitSet (any-clear summary)",
         vec![timed_mut(cfg.reps, &full.bitset, |s| {
-            (0..claims).map(|_| s.claim()).fold(0, fold)
+            (0..claims).map(|_| s.claim()).fold(0, fold32)
         })],
     );
     t.row(

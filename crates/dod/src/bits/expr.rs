@@ -69,7 +69,7 @@ pub trait Bits {
     /// assert_eq!(a.and(&b).iter_from(201).collect::<Vec<_>>(), [300]);
     /// ```
     #[inline]
-    fn iter_from(self, from: usize) -> Iter<Self>
+    fn iter_from(self, from: u32) -> Iter<Self>
     where
         Self: Sized,
     {
@@ -102,13 +102,13 @@ pub trait Bits {
     /// assert_eq!(seen, [0, 1, 2, 3, 4]);
     /// ```
     #[inline]
-    fn for_each(self, mut f: impl FnMut(usize))
+    fn for_each(self, mut f: impl FnMut(u32))
     where
         Self: Sized,
     {
         self.blocks().fold_words((), |(), base, mut w| {
             while w != 0 {
-                f(base + w.trailing_zeros() as usize);
+                f(base + w.trailing_zeros());
                 w &= w - 1;
             }
         })
@@ -160,10 +160,11 @@ pub trait Bits {
     /// assert!(!a.not().contains(3)); // past the universe
     /// ```
     #[inline]
-    fn contains(self, index: usize) -> bool
+    fn contains(self, index: u32) -> bool
     where
         Self: Sized,
     {
+        let index = index as usize;
         index < self.universe() && self.word(index >> 6) & (1 << (index & 63)) != 0
     }
 
@@ -373,7 +374,7 @@ macro_rules! binary {
         }
 
         impl<A: Bits, B: Bits> IntoIterator for $name<A, B> {
-            type Item = usize;
+            type Item = u32;
             type IntoIter = Iter<Self>;
 
             #[inline]
@@ -430,7 +431,7 @@ impl<A: Bits> Bits for Not<A> {
 }
 
 impl<A: Bits> IntoIterator for Not<A> {
-    type Item = usize;
+    type Item = u32;
     type IntoIter = Iter<Self>;
 
     #[inline]

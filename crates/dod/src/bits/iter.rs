@@ -64,10 +64,10 @@ impl<S: Bits> Blocks<S> {
 }
 
 impl<S: Bits> Iterator for Blocks<S> {
-    type Item = (usize, u64);
+    type Item = (u32, u64);
 
     #[inline]
-    fn next(&mut self) -> Option<(usize, u64)> {
+    fn next(&mut self) -> Option<(u32, u64)> {
         loop {
             let mut level = 0;
             while self.masks[level] == 0 {
@@ -82,7 +82,7 @@ impl<S: Bits> Iterator for Blocks<S> {
             if level == 0 {
                 let w = self.set.word(idx);
                 if w != 0 {
-                    return Some((idx << 6, w));
+                    return Some(((idx << 6) as u32, w));
                 }
             } else {
                 self.prefix[level - 1] = idx;
@@ -92,7 +92,7 @@ impl<S: Bits> Iterator for Blocks<S> {
     }
 
     #[inline]
-    fn fold<Acc, F: FnMut(Acc, (usize, u64)) -> Acc>(self, init: Acc, mut f: F) -> Acc {
+    fn fold<Acc, F: FnMut(Acc, (u32, u64)) -> Acc>(self, init: Acc, mut f: F) -> Acc {
         self.fold_words(init, |acc, base, w| f(acc, (base, w)))
     }
 }
@@ -127,7 +127,7 @@ impl<S: Bits> Blocks<S> {
     pub(crate) fn fold_words<Acc>(
         mut self,
         init: Acc,
-        mut f: impl FnMut(Acc, usize, u64) -> Acc,
+        mut f: impl FnMut(Acc, u32, u64) -> Acc,
     ) -> Acc {
         let mut acc = init;
         loop {
@@ -138,7 +138,8 @@ impl<S: Bits> Blocks<S> {
                 m &= m - 1;
                 let w = self.set.word(idx);
                 if w != 0 {
-                    acc = f(acc, idx << 6, w);
+                    // Words exist only below 2^32 / 64 (the universe bound), so the base fits.
+                    acc = f(acc, (idx << 6) as u32, w);
                 }
             }
             self.masks[0] = 0;
@@ -167,7 +168,7 @@ impl<S: Bits> FusedIterator for Blocks<S> {}
 #[derive(Clone, Debug)]
 pub struct Iter<S> {
     blocks: Blocks<S>,
-    base: usize,
+    base: u32,
     word: u64,
 }
 
@@ -180,10 +181,11 @@ impl<S: Bits> Iter<S> {
         }
     }
 
-    pub(crate) fn from(set: S, from: usize) -> Self {
+    pub(crate) fn from(set: S, from: u32) -> Self {
+        let from = from as usize;
         let (base, word) = if from < set.universe() {
             let w = from >> 6;
-            (w << 6, set.word(w) & (u64::MAX << (from & 63)))
+            ((w << 6) as u32, set.word(w) & (u64::MAX << (from & 63)))
         } else {
             (0, 0)
         };
@@ -197,31 +199,31 @@ impl<S: Bits> Iter<S> {
 }
 
 impl<S: Bits> Iterator for Iter<S> {
-    type Item = usize;
+    type Item = u32;
 
     #[inline]
-    fn next(&mut self) -> Option<usize> {
+    fn next(&mut self) -> Option<u32> {
         while self.word == 0 {
             let (base, word) = self.blocks.next()?;
             self.base = base;
             self.word = word;
         }
-        let t = self.word.trailing_zeros() as usize;
+        let t = self.word.trailing_zeros();
         self.word &= self.word - 1;
         Some(self.base + t)
     }
 
     #[inline]
-    fn fold<Acc, F: FnMut(Acc, usize) -> Acc>(self, init: Acc, mut f: F) -> Acc {
+    fn fold<Acc, F: FnMut(Acc, u32) -> Acc>(self, init: Acc, mut f: F) -> Acc {
         let mut acc = init;
         let mut w = self.word;
         while w != 0 {
-            acc = f(acc, self.base + w.trailing_zeros() as usize);
+            acc = f(acc, self.base + w.trailing_zeros());
             w &= w - 1;
         }
         self.blocks.fold_words(acc, |mut acc, base, mut w| {
             while w != 0 {
-                acc = f(acc, base + w.trailing_zeros() as usize);
+                acc = f(acc, base + w.trailing_zeros());
                 w &= w - 1;
             }
             acc

@@ -247,7 +247,7 @@ impl Summary {
 /// let mut lasers = BitSet::new();
 /// bullets.extend([1, 4, 9, 200]);
 /// lasers.extend([4, 200, 300]);
-/// let both: Vec<usize> = bullets.and(&lasers).into_iter().collect();
+/// let both: Vec<u32> = bullets.and(&lasers).into_iter().collect();
 /// assert_eq!(both, [4, 200]);
 /// assert_eq!(bullets.count(), 4);
 /// assert_eq!(bullets.first_zero(), Some(0));
@@ -264,6 +264,26 @@ pub struct BitSet {
 
 /// No word deferred from the "any clear" summary.
 const NONE: usize = usize::MAX;
+
+/// The largest universe: every `u32` index (2³²), or as many bits as a `usize` counts on a
+/// 32-bit target.
+pub(crate) const MAX_UNIVERSE: usize = if usize::BITS > 32 {
+    1 << 32
+} else {
+    usize::MAX
+};
+
+/// Words needed for the largest universe.
+const MAX_WORDS: usize = words_for(MAX_UNIVERSE);
+
+/// Panics if `universe` is above [`MAX_UNIVERSE`].
+#[track_caller]
+fn check_universe(universe: usize) {
+    assert!(
+        universe <= MAX_UNIVERSE,
+        "BitSet universe {universe} is above 2^32: indices are u32"
+    );
+}
 
 impl Default for BitSet {
     fn default() -> Self {
@@ -398,10 +418,11 @@ impl BitSet {
     /// s.insert(4);
     /// assert!(s.contains(4));
     /// assert!(!s.contains(5));
-    /// assert!(!s.contains(usize::MAX));
+    /// assert!(!s.contains(u32::MAX));
     /// ```
     #[inline]
-    pub fn contains(&self, index: usize) -> bool {
+    pub fn contains(&self, index: u32) -> bool {
+        let index = index as usize;
         // Bits past the universe are zero, so the capacity check is the only one needed.
         self.words
             .get(index >> 6)
@@ -411,9 +432,8 @@ impl BitSet {
     /// Adds `index`; returns `true` if it was not already present. Grows the universe to
     /// `index + 1` if needed. O(1) amortized.
     ///
-    /// # Panics
-    ///
-    /// If `index` is `usize::MAX` (the universe would overflow).
+    /// Memory follows the largest index: one bit per index below it plus the summaries, so
+    /// `insert(u32::MAX)` asks for 512 MiB.
     ///
     /// ```
     /// let mut s = dod::BitSet::new();
@@ -423,7 +443,8 @@ impl BitSet {
     /// ```
     #[inline]
     #[track_caller]
-    pub fn insert(&mut self, index: usize) -> bool {
+    pub fn insert(&mut self, index: u32) -> bool {
+        let index = index as usize;
         if index >= self.universe {
             self.grow_for(index);
         }
@@ -433,10 +454,7 @@ impl BitSet {
     #[cold]
     #[track_caller]
     fn grow_for(&mut self, index: usize) {
-        let universe = index
-            .checked_add(1)
-            .expect("BitSet index usize::MAX cannot be held: the universe would overflow");
-        self.grow(universe);
+        self.grow(index + 1);
     }
 
     /// Sets the bit of `index < universe`.
@@ -485,7 +503,8 @@ impl BitSet {
     /// assert!(!s.remove(1000)); // past the universe: nothing to remove
     /// ```
     #[inline]
-    pub fn remove(&mut self, index: usize) -> bool {
+    pub fn remove(&mut self, index: u32) -> bool {
+        let index = index as usize;
         if index >= self.universe {
             return false;
         }
@@ -526,10 +545,6 @@ impl BitSet {
     /// Flips `index` and returns whether it is now present. Grows the universe to `index + 1`
     /// if needed. O(1) amortized.
     ///
-    /// # Panics
-    ///
-    /// If `index` is `usize::MAX`.
-    ///
     /// ```
     /// let mut s = dod::BitSet::new();
     /// assert!(s.toggle(3));
@@ -538,7 +553,7 @@ impl BitSet {
     /// ```
     #[inline]
     #[track_caller]
-    pub fn toggle(&mut self, index: usize) -> bool {
+    pub fn toggle(&mut self, index: u32) -> bool {
         if self.contains(index) {
             self.remove(index);
             false
@@ -550,10 +565,6 @@ impl BitSet {
 
     /// Sets `index` to `value`; returns whether the set changed. O(1) amortized.
     ///
-    /// # Panics
-    ///
-    /// If `value` is true and `index` is `usize::MAX`.
-    ///
     /// ```
     /// let mut s = dod::BitSet::new();
     /// assert!(s.set(5, true));
@@ -562,7 +573,7 @@ impl BitSet {
     /// ```
     #[inline]
     #[track_caller]
-    pub fn set(&mut self, index: usize, value: bool) -> bool {
+    pub fn set(&mut self, index: u32, value: bool) -> bool {
         if value {
             self.insert(index)
         } else {
@@ -587,6 +598,10 @@ impl BitSet {
     /// amortized: the capacity at least doubles when it must grow, and the summaries are
     /// rebuilt then, in O(capacity / 64).
     ///
+    /// # Panics
+    ///
+    /// If `universe` is above 2³² (indices are `u32`).
+    ///
     /// ```
     /// let mut s = dod::BitSet::new();
     /// s.grow(130);
@@ -595,13 +610,15 @@ impl BitSet {
     /// s.grow(10); // never shrinks
     /// assert_eq!(s.universe(), 130);
     /// ```
+    #[track_caller]
     pub fn grow(&mut self, universe: usize) {
         if universe <= self.universe {
             return;
         }
+        check_universe(universe);
         let need = words_for(universe);
         if need > self.words.len() {
-            let cap = need.max(self.words.len().saturating_mul(2));
+            let cap = need.max(self.words.len().saturating_mul(2)).min(MAX_WORDS);
             self.words.resize(cap, 0);
             self.rebuild_summaries();
         }
@@ -711,9 +728,9 @@ impl BitSet {
     /// assert_eq!(s.first_one(), Some(9));
     /// ```
     #[inline]
-    pub fn first_one(&self) -> Option<usize> {
+    pub fn first_one(&self) -> Option<u32> {
         let w = self.any.first()?;
-        Some((w << 6) | self.words[w].trailing_zeros() as usize)
+        Some(((w << 6) | self.words[w].trailing_zeros() as usize) as u32)
     }
 
     /// The smallest index `>= from` in the set. O(log₆₄ n).
@@ -724,17 +741,18 @@ impl BitSet {
     /// assert_eq!(s.next_one(5001), None);
     /// ```
     #[inline]
-    pub fn next_one(&self, from: usize) -> Option<usize> {
+    pub fn next_one(&self, from: u32) -> Option<u32> {
+        let from = from as usize;
         if from >= self.universe {
             return None;
         }
         let w = from >> 6;
         let m = self.words[w] & (u64::MAX << (from & 63));
         if m != 0 {
-            return Some((w << 6) | m.trailing_zeros() as usize);
+            return Some(((w << 6) | m.trailing_zeros() as usize) as u32);
         }
         let w = self.any.next(w + 1)?;
-        Some((w << 6) | self.words[w].trailing_zeros() as usize)
+        Some(((w << 6) | self.words[w].trailing_zeros() as usize) as u32)
     }
 
     /// The smallest index below the universe that is not in the set: the first free slot.
@@ -748,14 +766,14 @@ impl BitSet {
     /// assert_eq!(s.first_zero(), None); // full
     /// ```
     #[inline]
-    pub fn first_zero(&self) -> Option<usize> {
+    pub fn first_zero(&self) -> Option<u32> {
         let w = self.free.first().unwrap_or(NONE).min(self.unsummarized);
         if w == NONE {
             return None;
         }
         let index = (w << 6) | (!self.words[w]).trailing_zeros() as usize;
         // Bits past the universe are zero, so a zero found there means none is below it.
-        (index < self.universe).then_some(index)
+        (index < self.universe).then_some(index as u32)
     }
 
     /// The smallest index `>= from` and below the universe that is not in the set.
@@ -767,7 +785,8 @@ impl BitSet {
     /// assert_eq!(s.next_zero(151), None);
     /// ```
     #[inline]
-    pub fn next_zero(&self, from: usize) -> Option<usize> {
+    pub fn next_zero(&self, from: u32) -> Option<u32> {
+        let from = from as usize;
         if from >= self.universe {
             return None;
         }
@@ -786,7 +805,7 @@ impl BitSet {
             (next << 6) | (!self.words[next]).trailing_zeros() as usize
         };
         // Bits past the universe are zero, so a zero found there means none is below it.
-        (index < self.universe).then_some(index)
+        (index < self.universe).then_some(index as u32)
     }
 
     /// The smallest index `>= from` and below the universe that is not in the set, if it is in
@@ -810,7 +829,7 @@ impl BitSet {
     ///
     /// # Panics
     ///
-    /// If the set is full with universe `usize::MAX`.
+    /// If the set holds every index a `u32` can name.
     ///
     /// ```
     /// let mut s: dod::BitSet = [0, 1, 3].into_iter().collect();
@@ -819,14 +838,15 @@ impl BitSet {
     /// ```
     #[inline]
     #[track_caller]
-    pub fn claim(&mut self) -> usize {
+    pub fn claim(&mut self) -> u32 {
         match self.first_zero() {
             Some(i) => {
-                self.set_bit(i);
+                self.set_bit(i as usize);
                 i
             }
             None => {
-                let i = self.universe;
+                let i = u32::try_from(self.universe)
+                    .expect("BitSet::claim: every index a u32 can name is in the set");
                 self.insert(i);
                 i
             }
@@ -852,7 +872,7 @@ impl BitSet {
     /// assert_eq!(s.iter_from(5).collect::<Vec<_>>(), [5, 64, 9000]);
     /// ```
     #[inline]
-    pub fn iter_from(&self, from: usize) -> Iter<&BitSet> {
+    pub fn iter_from(&self, from: u32) -> Iter<&BitSet> {
         Iter::from(self, from)
     }
 
@@ -877,7 +897,7 @@ impl BitSet {
     /// assert_eq!(sum, 6);
     /// ```
     #[inline]
-    pub fn for_each(&self, f: impl FnMut(usize)) {
+    pub fn for_each(&self, f: impl FnMut(u32)) {
         Bits::for_each(self, f)
     }
 
@@ -1082,16 +1102,16 @@ impl fmt::Debug for BitSet {
     }
 }
 
-impl FromIterator<usize> for BitSet {
-    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+impl FromIterator<u32> for BitSet {
+    fn from_iter<I: IntoIterator<Item = u32>>(iter: I) -> Self {
         let mut s = BitSet::new();
         s.extend(iter);
         s
     }
 }
 
-impl Extend<usize> for BitSet {
-    fn extend<I: IntoIterator<Item = usize>>(&mut self, iter: I) {
+impl Extend<u32> for BitSet {
+    fn extend<I: IntoIterator<Item = u32>>(&mut self, iter: I) {
         for i in iter {
             self.insert(i);
         }
@@ -1099,7 +1119,7 @@ impl Extend<usize> for BitSet {
 }
 
 impl<'a> IntoIterator for &'a BitSet {
-    type Item = usize;
+    type Item = u32;
     type IntoIter = Iter<&'a BitSet>;
 
     fn into_iter(self) -> Self::IntoIter {
@@ -1124,7 +1144,7 @@ impl Bits for &BitSet {
     }
 
     #[inline]
-    fn contains(self, index: usize) -> bool {
+    fn contains(self, index: u32) -> bool {
         BitSet::contains(self, index)
     }
 }

@@ -12,10 +12,10 @@ impl BitSet {
     /// ```
     /// use rayon::prelude::*;
     /// let s: dod::BitSet = (0..10_000).filter(|i| i % 3 == 0).collect();
-    /// let sum: usize = s.par_iter().sum();
-    /// assert_eq!(sum, s.iter().sum::<usize>());
+    /// let sum: u64 = s.par_iter().map(u64::from).sum();
+    /// assert_eq!(sum, s.iter().map(u64::from).sum::<u64>());
     /// ```
-    pub fn par_iter(&self) -> impl ParallelIterator<Item = usize> + '_ {
+    pub fn par_iter(&self) -> impl ParallelIterator<Item = u32> + '_ {
         let first = self.any.layer(0);
         (0..first.len())
             .into_par_iter()
@@ -36,7 +36,8 @@ impl BitSet {
                     }
                     let t = word.trailing_zeros() as usize;
                     word &= word - 1;
-                    Some(base + t)
+                    // Indices are below 2^32 (the universe bound).
+                    Some((base + t) as u32)
                 })
             })
     }

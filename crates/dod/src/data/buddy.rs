@@ -145,7 +145,6 @@ impl Buddy {
     }
 
     /// Whether the block at `off` of order `o >= 1` is split.
-    #[cfg(test)]
     fn is_split(&self, off: u32, o: u8) -> bool {
         let i = off as usize >> (MIN_SHIFT + u32::from(o));
         self.splits[o as usize][i / 64] & (1 << (i % 64)) != 0
@@ -328,8 +327,7 @@ impl Buddy {
         Ok(false)
     }
 
-    /// Checks the allocator's own invariants (tests only).
-    #[cfg(test)]
+    /// Checks the allocator's own invariants (tests and fuzzing).
     pub(crate) fn check(&self, used: &[(u32, u8)]) {
         // Every byte is in exactly one free or used block.
         let mut cover = vec![0u8; self.arena.len() / MIN_BLOCK];

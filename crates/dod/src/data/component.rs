@@ -33,16 +33,16 @@ const MIN_BUFFER: usize = 64;
 ///
 /// ```
 /// use dod::data::{DataComponent, DataView};
-/// use dod::key;
+/// use dod::data_key;
 ///
 /// let mut sheet = DataComponent::new();
 /// sheet.set("name", "The One");
-/// sheet.set(key!("stats.health"), 100.0);
+/// sheet.set(data_key!("stats.health"), 100.0);
 /// sheet.set("stats.mana", 200.0);
 /// sheet.set("status_effects.drunk", true);
 ///
 /// assert_eq!(sheet.get_str("name"), Some("The One"));
-/// assert_eq!(sheet.get_f32(key!("stats.health")), Some(100.0));
+/// assert_eq!(sheet.get_f32(data_key!("stats.health")), Some(100.0));
 /// assert_eq!(sheet.get_f32("name"), None); // another type
 /// assert!(sheet.remove("status_effects.drunk"));
 ///
@@ -321,7 +321,7 @@ impl DataComponent {
     /// let mut c = DataComponent::new();
     /// c.set("a", 1.0);
     /// let all: Vec<_> = c.iter().collect();
-    /// assert_eq!(all, [(dod::key!("a"), Value::F32(1.0))]);
+    /// assert_eq!(all, [(dod::data_key!("a"), Value::F32(1.0))]);
     /// ```
     pub fn iter(&self) -> Iter<'_> {
         self.view().iter()

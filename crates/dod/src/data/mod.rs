@@ -9,7 +9,7 @@
 //!   [`apply`](DataComponent::apply) are simple and well defined.
 //! - **Hashed keys.** A path is hashed segment by segment into a 32-bit [`DataKey`] with a
 //!   specified, stable function (stored in files). Static paths hash at compile time with
-//!   [`key!`](crate::key!). Names can be kept on the side in a [`KeyNames`] registry, which
+//!   [`data_key!`](crate::data_key!). Names can be kept on the side in a [`KeyNames`] registry, which
 //!   also reads and writes the restricted JSON (feature `json`, parsed with `serde_json`).
 //! - **One buffer, no pointers.** The header (keys, type tags, 32-bit values; structure of
 //!   arrays) grows up from the start, strings and float arrays grow down from the end. The

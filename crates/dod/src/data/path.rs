@@ -23,7 +23,7 @@ const FNV_PRIME: u32 = 0x0100_0193;
 /// The hash of a flattened key path: how a [`DataComponent`](super::DataComponent) names its
 /// values.
 ///
-/// Build one at compile time with [`key!`](crate::key!) or the `const fn`
+/// Build one at compile time with [`data_key!`](crate::data_key!) or the `const fn`
 /// [`DataKey::from_path`], at run time from segments with [`DataKey::child`] or
 /// [`DataKey::from_segments`]. `&str` converts into a `DataKey` with [`From`], so methods
 /// that take `impl Into<DataKey>` accept `"stats.health"` directly.
@@ -47,10 +47,10 @@ const FNV_PRIME: u32 = 0x0100_0193;
 ///
 /// ```
 /// use dod::data::DataKey;
-/// use dod::key;
+/// use dod::data_key;
 ///
 /// const HEALTH: DataKey = DataKey::from_path("stats.health");
-/// assert_eq!(key!("stats.health"), HEALTH);
+/// assert_eq!(data_key!("stats.health"), HEALTH);
 /// assert_eq!(DataKey::ROOT.child("stats").child("health"), HEALTH);
 /// assert_eq!(DataKey::from("stats.health"), HEALTH);
 /// // A '.' inside a segment is not a separator.
@@ -193,11 +193,11 @@ impl fmt::Display for DataKey {
 ///
 /// ```
 /// use dod::data::DataKey;
-/// let k = dod::key!("stats.health");
+/// let k = dod::data_key!("stats.health");
 /// assert_eq!(k, DataKey::ROOT.child("stats").child("health"));
 /// ```
 #[macro_export]
-macro_rules! key {
+macro_rules! data_key {
     ($path:expr) => {
         const { $crate::data::DataKey::from_path($path) }
     };
@@ -251,7 +251,7 @@ mod tests {
         }
         assert_eq!(DataKey::ROOT.child("a.b").to_raw(), 0xDC9A_8D69);
         assert_eq!(DataKey::from_path("a.b").to_raw(), 0x1BAF_5DF4);
-        assert_eq!(crate::key!("stats.health").to_raw(), 0x9497_3C4F);
+        assert_eq!(crate::data_key!("stats.health").to_raw(), 0x9497_3C4F);
     }
 
     #[test]

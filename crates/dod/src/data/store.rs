@@ -54,7 +54,7 @@ impl Slot {
 ///
 /// ```
 /// use dod::data::DataStore;
-/// use dod::{key, Handle};
+/// use dod::{data_key, Handle};
 ///
 /// let hero = Handle::new(0, 1, 0).unwrap();
 /// let imp = Handle::new(1, 1, 0).unwrap();
@@ -62,7 +62,7 @@ impl Slot {
 /// store.insert(hero);
 /// store.insert(imp);
 /// assert!(store.set(hero, "name", "The One"));
-/// assert!(store.set(hero, key!("stats.health"), 100.0));
+/// assert!(store.set(hero, data_key!("stats.health"), 100.0));
 /// assert!(store.set(imp, "stats.health", 5.0));
 ///
 /// assert_eq!(store.get_str(hero, "name"), Some("The One"));
@@ -525,9 +525,9 @@ impl<K: Key> DataStore<K> {
     /// let e = Handle::new(2, 5, 0).unwrap();
     /// let mut s: DataStore = DataStore::new();
     /// s.insert(e);
-    /// assert_eq!(s.entities().collect::<Vec<_>>(), [e]);
+    /// assert_eq!(s.keys().collect::<Vec<_>>(), [e]);
     /// ```
-    pub fn entities(&self) -> impl Iterator<Item = K> + '_ {
+    pub fn keys(&self) -> impl Iterator<Item = K> + '_ {
         self.iter().map(|(k, _)| k)
     }
 
@@ -809,8 +809,10 @@ impl<K: Key> DataStore<K> {
         })
     }
 
-    #[cfg(test)]
-    fn check(&self) {
+    /// Checks every invariant, panicking on the first that fails; for tests and fuzzing.
+    /// O(slots + buffer).
+    #[doc(hidden)]
+    pub fn assert_invariants(&self) {
         let used: Vec<(u32, u8)> = self
             .slots
             .iter()
@@ -880,7 +882,7 @@ mod tests {
                 ));
             }
             if round % 7 == 0 {
-                s.check();
+                s.assert_invariants();
             }
         }
         for i in (0..entities).step_by(3) {
@@ -892,13 +894,13 @@ mod tests {
             }
             assert!(s.remove_key(h(i), "name"));
         }
-        s.check();
+        s.assert_invariants();
         let bytes = s.to_bytes();
         let back: DataStore = DataStore::from_bytes(&bytes).unwrap();
-        back.check();
+        back.assert_invariants();
         assert_eq!(back, s);
         s.compact();
-        s.check();
+        s.assert_invariants();
         // Largest first: the free space is the binary decomposition of what is left, so the
         // free bytes outside the largest free block are fewer than those inside it.
         assert!(s.fragmentation() < s.free_bytes() - s.fragmentation());
@@ -916,6 +918,6 @@ mod tests {
         assert!(s.get(h(0)).is_none());
         assert!(!s.set(h(0), "a", 2.0));
         assert_eq!(s.get(newer).unwrap().len(), 0);
-        s.check();
+        s.assert_invariants();
     }
 }

@@ -7,21 +7,20 @@
 //! - `values: Vec<T>`, the *dense* items, packed with no holes. Systems iterate this slice.
 //! - `links: Vec<u32>`, parallel to `values`: the slot of each item (the dense → sparse
 //!   back-link, the seed's "meta" set), so that removing by swap-and-pop is O(1).
-//! - `slots: Vec<Slot>`, the *sparse* side that handles index. An occupied slot holds the dense
-//!   position of its item; a vacant slot holds the next vacant slot, forming an embedded FIFO
-//!   freelist from `free_head` to `free_tail`.
+//! - `slots: Vec<Slot>`, the *sparse* side that handles index: a [`Tag`] per slot (the
+//!   generational slot rules of [`crate::slot`]) and an `idx`. An occupied slot's `idx` is the
+//!   dense position of its item; a vacant slot's is the next vacant slot, forming the embedded
+//!   FIFO freelist (`free`).
 //!
 //! # Invariants
 //!
 //! 1. `values.len() == links.len()`, and for every dense position `d`,
 //!    `slots[links[d]]` is occupied with `slots[links[d]].idx == d`. Every occupied slot is
 //!    reached this way exactly once.
-//! 2. A slot's `tag` is `generation | type_id << 16`, with `VACANT` (bit 31) set when the slot is
-//!    vacant. A handle's [`Key::tag`] never has that bit, so a single comparison checks
-//!    occupancy, generation and type id at once.
-//! 3. The freelist links every vacant slot whose generation is below `u16::MAX`, each once, in
-//!    the order the slots were vacated; `free_len` counts them. A vacant slot at generation
-//!    `u16::MAX` is *retired*: it is never linked and never reused.
+//! 2. Every slot's tag carries the map's type id; an occupied slot's tag is its key's tag, so
+//!    [`Tag::matches`] checks occupancy, generation and type id in one comparison.
+//! 3. The freelist links every vacant slot that is not retired, each once, in the order the
+//!    slots were vacated. A retired slot is never linked and never reused.
 //! 4. Every generation ever handed out is at most `max_gen`; a slot pushed since the last
 //!    [`HandleMap::reset`] started at `first_gen`, and generations only grow.
 //!
@@ -34,8 +33,9 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::ops::{Index, IndexMut};
 
-use crate::error::CapacityError;
+use crate::error::{InsertError, InsertErrorKind};
 use crate::key::{Handle, Key};
+use crate::slot::{self, FreeList, Links, Tag, Unresolved};
 
 mod iter;
 #[cfg(feature = "rayon")]
@@ -46,33 +46,27 @@ mod sort;
 
 pub use iter::{Drain, IntoIter, Iter, IterMut};
 
-/// Marks a vacant slot's tag; never set in a handle's tag.
-const VACANT: u32 = 1 << 31;
-/// The generation bits of a tag.
-const GEN_MASK: u32 = 0xFFFF;
-/// End of the freelist.
-const NONE: u32 = u32::MAX;
+/// The `idx` of a vacant slot that is not linked (retired, or the freelist's tail).
+const NONE: u32 = slot::NO_SLOT;
 /// `reset` raises the generation watermark only below this, so that a slot made after a reset
 /// is always good for at least 32 768 uses.
 const RESET_WATERMARK_LIMIT: u16 = 1 << 15;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Slot {
-    /// `generation | type_id << 16`, plus [`VACANT`] when vacant.
-    tag: u32,
+    tag: Tag,
     /// Occupied: the dense position of the item. Vacant: the next vacant slot, or [`NONE`].
     idx: u32,
 }
 
-impl Slot {
+impl Links for [Slot] {
     #[inline]
-    fn is_vacant(self) -> bool {
-        self.tag & VACANT != 0
+    fn next(&self, i: u32) -> u32 {
+        self[i as usize].idx
     }
-
     #[inline]
-    fn generation(self) -> u16 {
-        (self.tag & GEN_MASK) as u16
+    fn set_next(&mut self, i: u32, next: u32) {
+        self[i as usize].idx = next;
     }
 }
 
@@ -111,15 +105,10 @@ pub struct HandleMap<T, K: Key = Handle> {
     values: Vec<T>,
     links: Vec<u32>,
     slots: Vec<Slot>,
-    free_head: u32,
-    free_tail: u32,
-    free_len: u32,
-    min_free: u32,
+    free: FreeList,
     type_id: u16,
     first_gen: u16,
     max_gen: u16,
-    /// The tag of a slot pushed now: `first_gen | type_id << 16`.
-    new_tag: u32,
     order: sort::OrderState,
     _key: PhantomData<fn(K) -> K>,
 }
@@ -144,29 +133,6 @@ impl<T> HandleMap<T, Handle> {
     pub fn with_capacity(capacity: usize) -> Self {
         Self::with_capacity_and_key(capacity)
     }
-
-    /// An empty map that stamps `type_id` into every handle it hands out and rejects handles
-    /// that carry another type id (the handles of other maps).
-    ///
-    /// # Panics
-    ///
-    /// If `type_id` does not fit the key type: more than 15 bits for [`Handle`]; any non-zero
-    /// id for [`Handle32`](crate::Handle32), which has no type id field (see
-    /// [`with_type_id_and_key`](HandleMap::with_type_id_and_key)).
-    ///
-    /// ```
-    /// use dod::HandleMap;
-    /// let mut apples = HandleMap::with_type_id(1);
-    /// let mut oranges = HandleMap::with_type_id(2);
-    /// let apple = apples.insert("apple");
-    /// let orange = oranges.insert("orange");
-    /// assert_eq!(apple.index(), orange.index());
-    /// assert_eq!(oranges.get(apple), None); // another map's handle
-    /// ```
-    #[track_caller]
-    pub fn with_type_id(type_id: u16) -> Self {
-        Self::with_type_id_and_key(type_id)
-    }
 }
 
 impl<T, K: Key> HandleMap<T, K> {
@@ -175,14 +141,10 @@ impl<T, K: Key> HandleMap<T, K> {
             values: Vec::new(),
             links: Vec::new(),
             slots: Vec::new(),
-            free_head: NONE,
-            free_tail: NONE,
-            free_len: 0,
-            min_free: 0,
+            free: FreeList::new(),
             type_id,
             first_gen: 1,
             max_gen: 1,
-            new_tag: 1 | (type_id as u32) << 16,
             order: sort::OrderState::new(),
             _key: PhantomData,
         }
@@ -213,27 +175,40 @@ impl<T, K: Key> HandleMap<T, K> {
         map
     }
 
-    /// An empty map with any key type that stamps `type_id` into its handles.
+    /// The map, stamping `type_id` into every key it hands out and refusing keys that carry
+    /// another type id (the keys of other maps): builder form, right after construction.
+    ///
+    /// Maps made with [`new`](HandleMap::new) all have type id 0, so a key of one names a
+    /// value of another that happens to sit in the same slot at the same generation; a type
+    /// id per map (or a key type per map, [`new_handle_type!`](crate::new_handle_type))
+    /// tells them apart.
     ///
     /// # Panics
     ///
-    /// If `type_id` is above [`K::MAX_TYPE_ID`](Key::MAX_TYPE_ID).
+    /// If `type_id` does not fit the key type (more than 15 bits for [`Handle`]; any non-zero
+    /// id for [`Handle32`](crate::Handle32), which has no type id field), or if the map has
+    /// handed out keys already.
     ///
     /// ```
-    /// use dod::{new_handle_type, HandleMap};
-    /// new_handle_type! { struct Apple; }
-    /// let mut map = HandleMap::<&str, Apple>::with_type_id_and_key(3);
-    /// let h = map.insert("granny smith");
-    /// assert_eq!(dod::Key::type_id(h), 3);
+    /// use dod::HandleMap;
+    /// let mut apples = HandleMap::new().with_type_id(1);
+    /// let mut oranges = HandleMap::new().with_type_id(2);
+    /// let apple = apples.insert("apple");
+    /// let orange = oranges.insert("orange");
+    /// assert_eq!(apple.index(), orange.index());
+    /// assert_eq!(oranges.get(apple), None); // another map's key
+    /// assert_eq!(dod::Key::type_id(orange), 2);
     /// ```
     #[track_caller]
-    pub fn with_type_id_and_key(type_id: u16) -> Self {
-        let largest = K::MAX_TYPE_ID.min(Handle::MAX_TYPE_ID);
+    pub fn with_type_id(mut self, type_id: u16) -> Self {
+        slot::check_type_id::<K>("HandleMap", type_id);
         assert!(
-            type_id <= largest,
-            "type id {type_id} does not fit the key type (largest: {largest})"
+            self.slots.is_empty(),
+            "HandleMap::with_type_id: the map has handed out keys already; set the type id \
+             right after construction"
         );
-        Self::new_in_type(type_id)
+        self.type_id = type_id;
+        self
     }
 
     /// Keeps at least `min_free` vacant slots before reusing one (builder form of
@@ -266,7 +241,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert_eq!(map.min_free(), 64);
     /// ```
     pub fn set_min_free(&mut self, min_free: u32) {
-        self.min_free = min_free;
+        self.free.set_min_free(min_free);
     }
 
     /// How many vacant slots are kept back before one is reused.
@@ -275,13 +250,13 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert_eq!(dod::HandleMap::<u8>::new().min_free(), 0);
     /// ```
     pub fn min_free(&self) -> u32 {
-        self.min_free
+        self.free.min_free()
     }
 
     /// The type id stamped into this map's handles.
     ///
     /// ```
-    /// assert_eq!(dod::HandleMap::<u8>::with_type_id(9).type_id(), 9);
+    /// assert_eq!(dod::HandleMap::<u8>::new().with_type_id(9).type_id(), 9);
     /// ```
     pub fn type_id(&self) -> u16 {
         self.type_id
@@ -356,7 +331,7 @@ impl<T, K: Key> HandleMap<T, K> {
     pub fn reserve(&mut self, additional: usize) {
         self.values.reserve(additional);
         self.links.reserve(additional);
-        let vacant = self.free_len as usize;
+        let vacant = self.free.len() as usize;
         self.slots.reserve(additional.saturating_sub(vacant));
     }
 
@@ -378,54 +353,43 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     #[inline]
-    fn type_bits(&self) -> u32 {
-        u32::from(self.type_id) << 16
-    }
-
-    #[inline]
     fn key_for(&self, slot: u32) -> K {
         iter::key_of(&self.slots, slot)
-    }
-
-    /// Takes the oldest vacant slot for a value about to be pushed at dense position `dense`,
-    /// and returns it with its new tag. The freelist must not be empty.
-    #[inline]
-    fn reuse_slot(&mut self, dense: u32) -> (u32, u32) {
-        let i = self.free_head;
-        let slot = &mut self.slots[i as usize];
-        self.free_head = slot.idx;
-        self.free_len -= 1;
-        if self.free_len == 0 {
-            self.free_tail = NONE;
-        }
-        // Linked slots are below u16::MAX (invariant 3), so the generation does not wrap, and
-        // the tag loses its VACANT bit.
-        let tag = (slot.tag & !VACANT) + 1;
-        slot.tag = tag;
-        slot.idx = dense;
-        self.max_gen = self.max_gen.max(tag as u16);
-        (i, tag)
     }
 
     /// Finds a slot for a value about to be pushed at dense position `values.len()` and marks
     /// it occupied: the oldest vacant slot beyond the `min_free` reserve, else a new slot, else
     /// (the key type cannot address another) any vacant slot. Returns the slot and its tag.
     #[inline]
-    fn claim_slot(&mut self) -> Option<(u32, u32)> {
+    fn claim_slot(&mut self) -> Option<(u32, Tag)> {
         let dense = self.values.len() as u32;
-        if self.free_len > self.min_free {
-            Some(self.reuse_slot(dense))
-        } else if (self.slots.len() as u64) < u64::from(K::MAX_SLOTS) {
+        let can_grow = (self.slots.len() as u64) < u64::from(K::MAX_SLOTS);
+        if self.free.should_reuse(can_grow) {
+            let i = self.free.pop_front(self.slots.as_slice());
+            let slot = &mut self.slots[i as usize];
+            // Linked slots are not retired (invariant 3).
+            let tag = slot.tag.occupy().unwrap_or(slot.tag);
+            slot.tag = tag;
+            slot.idx = dense;
+            self.max_gen = self.max_gen.max(tag.generation());
+            Some((i, tag))
+        } else if can_grow {
             let i = self.slots.len() as u32;
             // A new slot starts at `first_gen`, which `max_gen` already covers (invariant 4).
-            let tag = self.new_tag;
+            let tag = self.new_slot_tag();
             self.slots.push(Slot { tag, idx: dense });
             Some((i, tag))
-        } else if self.free_len > 0 {
-            Some(self.reuse_slot(dense))
         } else {
             None
         }
+    }
+
+    /// The tag of a slot pushed now: occupied at `first_gen`.
+    #[inline]
+    fn new_slot_tag(&self) -> Tag {
+        let vacant = Tag::vacant(self.first_gen - 1, self.type_id);
+        // `first_gen - 1` is below 32 768 (`reset` keeps it there), so the slot is not retired.
+        vacant.occupy().unwrap_or(vacant)
     }
 
     /// Vacates an occupied slot: its generation moves on for the next use, and it joins the
@@ -433,18 +397,11 @@ impl<T, K: Key> HandleMap<T, K> {
     #[inline]
     fn vacate_slot(&mut self, i: u32) {
         let slot = &mut self.slots[i as usize];
-        slot.tag |= VACANT;
+        slot.tag = slot.tag.vacate();
         slot.idx = NONE;
-        if slot.generation() == u16::MAX {
-            return; // retired: never linked, never reused
+        if !slot.tag.is_retired() {
+            self.free.push_back(self.slots.as_mut_slice(), i);
         }
-        if self.free_tail == NONE {
-            self.free_head = i;
-        } else {
-            self.slots[self.free_tail as usize].idx = i;
-        }
-        self.free_tail = i;
-        self.free_len += 1;
     }
 
     /// Inserts a value and returns its handle. O(1) amortised.
@@ -468,7 +425,7 @@ impl<T, K: Key> HandleMap<T, K> {
     pub fn insert(&mut self, value: T) -> K {
         match self.try_insert(value) {
             Ok(k) => k,
-            Err(_) => capacity_panic::<K>(),
+            Err(_) => slot::full_panic::<K>("HandleMap"),
         }
     }
 
@@ -485,14 +442,14 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert_eq!(err.into_inner(), 7);
     /// ```
     #[inline]
-    pub fn try_insert(&mut self, value: T) -> Result<K, CapacityError<T>> {
+    pub fn try_insert(&mut self, value: T) -> Result<K, InsertError<T>> {
         let Some((slot, tag)) = self.claim_slot() else {
-            return Err(CapacityError::new(value));
+            return Err(InsertError::new(InsertErrorKind::Full, value));
         };
         self.values.push(value);
         self.links.push(slot);
         self.order.changed();
-        Ok(K::from_index_tag(slot, tag))
+        Ok(K::from_index_tag(slot, tag.to_bits()))
     }
 
     /// Inserts the value that `f` makes from its own handle, so a value can store the handle
@@ -506,15 +463,15 @@ impl<T, K: Key> HandleMap<T, K> {
     /// use dod::{HandleMap, Handle};
     /// struct Node { me: Handle }
     /// let mut map = HandleMap::new();
-    /// let h = map.insert_with_handle(|me| Node { me });
+    /// let h = map.insert_with_key(|me| Node { me });
     /// assert_eq!(map[h].me, h);
     /// ```
     #[track_caller]
-    pub fn insert_with_handle(&mut self, f: impl FnOnce(K) -> T) -> K {
+    pub fn insert_with_key(&mut self, f: impl FnOnce(K) -> T) -> K {
         let Some((slot, tag)) = self.claim_slot() else {
-            capacity_panic::<K>()
+            slot::full_panic::<K>("HandleMap")
         };
-        let key = K::from_index_tag(slot, tag);
+        let key = K::from_index_tag(slot, tag.to_bits());
         // If `f` panics, give the slot back so the map stays consistent.
         struct Undo<'a, T, K: Key> {
             map: &'a mut HandleMap<T, K>,
@@ -569,10 +526,7 @@ impl<T, K: Key> HandleMap<T, K> {
     #[inline]
     fn dense_of(&self, key: K) -> Option<usize> {
         let slot = self.slots.get(key.index() as usize)?;
-        // Occupied slots never carry VACANT. Clearing it from the key's tag means a key that
-        // has it (a forged bit pattern, or a `Key` that strays past 31 bits) can never match a
-        // vacant slot: one comparison checks occupancy, generation and type id.
-        if slot.tag == key.tag() & !VACANT {
+        if slot.tag.matches(key) {
             Some(slot.idx as usize)
         } else {
             None
@@ -651,11 +605,11 @@ impl<T, K: Key> HandleMap<T, K> {
     /// let a = map.insert('a');
     /// let b = map.insert('b');
     /// map.remove(a); // 'b' moves into the hole
-    /// assert_eq!(map.index_of(b), Some(0));
-    /// assert_eq!(map.index_of(a), None);
+    /// assert_eq!(map.get_index_of(b), Some(0));
+    /// assert_eq!(map.get_index_of(a), None);
     /// ```
     #[inline]
-    pub fn index_of(&self, key: K) -> Option<usize> {
+    pub fn get_index_of(&self, key: K) -> Option<usize> {
         self.dense_of(key)
     }
 
@@ -664,11 +618,11 @@ impl<T, K: Key> HandleMap<T, K> {
     /// ```
     /// let mut map = dod::HandleMap::new();
     /// let h = map.insert(3.5);
-    /// assert_eq!(map.handle_at(0), Some(h));
-    /// assert_eq!(map.handle_at(1), None);
+    /// assert_eq!(map.key_at(0), Some(h));
+    /// assert_eq!(map.key_at(1), None);
     /// ```
     #[inline]
-    pub fn handle_at(&self, index: usize) -> Option<K> {
+    pub fn key_at(&self, index: usize) -> Option<K> {
         self.links.get(index).map(|&s| self.key_for(s))
     }
 
@@ -840,11 +794,8 @@ impl<T, K: Key> HandleMap<T, K> {
         self.order.changed();
         self.first_gen = self.max_gen + 1;
         self.max_gen = self.first_gen;
-        self.new_tag = u32::from(self.first_gen) | self.type_bits();
         self.slots.clear();
-        self.free_head = NONE;
-        self.free_tail = NONE;
-        self.free_len = 0;
+        self.free.clear();
         self.links.clear();
         self.values.clear();
     }
@@ -915,46 +866,45 @@ impl<T, K: Key> HandleMap<T, K> {
     /// ```
     /// let mut map = dod::HandleMap::new();
     /// let hs = map.insert_many(['a', 'b']);
-    /// assert_eq!(map.handles().collect::<Vec<_>>(), hs);
+    /// assert_eq!(map.keys().collect::<Vec<_>>(), hs);
     /// ```
-    pub fn handles(&self) -> impl ExactSizeIterator<Item = K> + DoubleEndedIterator + '_ {
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = K> + DoubleEndedIterator + '_ {
         self.links.iter().map(|&s| self.key_for(s))
     }
 
-    /// Checks every invariant of the module header; for tests.
-    #[cfg(test)]
-    pub(crate) fn check(&self) {
-        assert_eq!(self.values.len(), self.links.len());
+    /// Checks every invariant of the module header, panicking on the first that fails; for
+    /// tests and fuzzing. O(slots).
+    #[doc(hidden)]
+    pub fn assert_invariants(&self) {
+        assert_eq!(self.values.len(), self.links.len(), "one link per value");
         let mut occupied = 0;
         for (i, s) in self.slots.iter().enumerate() {
-            assert_ne!(s.generation(), 0);
-            assert!(s.generation() <= self.max_gen);
-            assert_eq!((s.tag >> 16) & 0x7FFF, u32::from(self.type_id));
-            if !s.is_vacant() {
+            let g = s.tag.generation();
+            assert!(
+                g >= self.first_gen && g <= self.max_gen,
+                "generation of slot {i}"
+            );
+            assert_eq!(s.tag.type_id(), self.type_id, "type id of slot {i}");
+            if !s.tag.is_vacant() {
                 occupied += 1;
-                assert_eq!(self.links[s.idx as usize] as usize, i);
+                assert_eq!(
+                    self.links[s.idx as usize] as usize, i,
+                    "back-link of slot {i}"
+                );
             }
         }
-        assert_eq!(occupied, self.values.len());
-        let mut n = 0;
-        let mut at = self.free_head;
-        let mut last = NONE;
-        while at != NONE {
-            let s = self.slots[at as usize];
-            assert!(s.is_vacant() && s.generation() < u16::MAX);
-            last = at;
-            at = s.idx;
-            n += 1;
-            assert!(n <= self.slots.len());
-        }
-        assert_eq!(n, self.free_len as usize);
-        assert_eq!(last, self.free_tail);
-        let retired = self
-            .slots
-            .iter()
-            .filter(|s| s.is_vacant() && s.generation() == u16::MAX)
-            .count();
-        assert_eq!(occupied + n + retired, self.slots.len());
+        assert_eq!(occupied, self.values.len(), "occupied slots");
+        self.free
+            .assert_invariants(self.slots.as_slice(), self.slots.len(), |i| {
+                let t = self.slots[i as usize].tag;
+                t.is_vacant() && !t.is_retired()
+            });
+        let retired = self.slots.iter().filter(|s| s.tag.is_retired()).count();
+        assert_eq!(
+            occupied + self.free.len() as usize + retired,
+            self.slots.len(),
+            "every slot is live, linked or retired"
+        );
     }
 
     /// Explains why `key` does not resolve, for the `Index` panic.
@@ -962,43 +912,15 @@ impl<T, K: Key> HandleMap<T, K> {
     #[inline(never)]
     #[track_caller]
     fn invalid_key(&self, key: K) -> ! {
-        let i = key.index();
-        if key.type_id() != self.type_id {
-            panic!(
-                "handle {key:?} has type id {}, but this map's is {} (a handle of another map)",
-                key.type_id(),
-                self.type_id
-            )
+        Unresolved {
+            container: "HandleMap",
+            type_id: self.type_id,
+            slot_count: self.slots.len(),
+            slot: self.slots.get(key.index() as usize).map(|s| s.tag),
+            first_generation: self.first_gen,
         }
-        if key.generation().get() < self.first_gen {
-            panic!(
-                "stale handle {key:?}: it is from before the map's last reset() (this map's \
-                 handles start at generation {})",
-                self.first_gen
-            )
-        }
-        match self.slots.get(i as usize) {
-            None => panic!(
-                "handle {key:?} is out of range: this map has {} slots (a handle of another \
-                 map, or forged)",
-                self.slots.len()
-            ),
-            Some(s) => panic!(
-                "stale handle {key:?}: slot {i} is {} at generation {}",
-                if s.is_vacant() { "vacant" } else { "occupied" },
-                s.generation()
-            ),
-        }
+        .panic(key)
     }
-}
-
-#[cold]
-#[track_caller]
-fn capacity_panic<K: Key>() -> ! {
-    panic!(
-        "HandleMap is full: the key type addresses at most {} slots, all in use or retired",
-        K::MAX_SLOTS
-    )
 }
 
 impl<T, K: Key> Index<K> for HandleMap<T, K> {
@@ -1050,14 +972,10 @@ impl<T: Clone, K: Key> Clone for HandleMap<T, K> {
             values: self.values.clone(),
             links: self.links.clone(),
             slots: self.slots.clone(),
-            free_head: self.free_head,
-            free_tail: self.free_tail,
-            free_len: self.free_len,
-            min_free: self.min_free,
+            free: self.free.clone(),
             type_id: self.type_id,
             first_gen: self.first_gen,
             max_gen: self.max_gen,
-            new_tag: self.new_tag,
             order: self.order.clone(),
             _key: PhantomData,
         }
@@ -1109,7 +1027,7 @@ mod tests {
         let a = m.insert(10);
         let b = m.insert(11);
         assert_eq!((a.index(), b.index()), (2, 0));
-        m.check();
+        m.assert_invariants();
     }
 
     #[test]
@@ -1120,7 +1038,7 @@ mod tests {
             let h = m.insert(i);
             seen.push(h.index());
             m.remove(h);
-            m.check();
+            m.assert_invariants();
         }
         // A slot comes back only after three others have been vacated since.
         for w in seen.windows(4) {
@@ -1142,7 +1060,7 @@ mod tests {
         assert_eq!(last.unwrap().generation(), u16::MAX);
         let h = m.insert(0);
         assert_eq!(h.index(), 1, "slot 0 is retired");
-        m.check();
+        m.assert_invariants();
     }
 
     #[test]
@@ -1150,7 +1068,7 @@ mod tests {
         let mut m = HandleMap::<u8, Handle32>::with_key();
         let old = m.insert_many(0..10);
         m.reset();
-        m.check();
+        m.assert_invariants();
         let new = m.insert(1);
         assert_eq!(new.index(), 0);
         assert!(new.generation() > old[0].generation());
@@ -1162,16 +1080,16 @@ mod tests {
         assert_eq!(top.generation(), RESET_WATERMARK_LIMIT);
         // ...and past it, reset falls back to clear: same slot, next generation.
         m.reset();
-        m.check();
+        m.assert_invariants();
         assert!(!m.contains(top));
         let next = m.insert(3);
         assert_eq!(next.index(), top.index());
         assert_eq!(next.generation(), top.generation() + 1);
-        m.check();
+        m.assert_invariants();
     }
 
     #[test]
-    #[should_panic(expected = "stale handle")]
+    #[should_panic(expected = "stale key")]
     fn index_panics_on_stale() {
         let mut m = HandleMap::new();
         let h = m.insert(1);
@@ -1180,10 +1098,10 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "another map")]
+    #[should_panic(expected = "a key of another HandleMap")]
     fn index_panics_on_other_type_id() {
-        let mut a = HandleMap::with_type_id(1);
-        let b = HandleMap::<i32>::with_type_id(2);
+        let mut a = HandleMap::new().with_type_id(1);
+        let b = HandleMap::<i32>::new().with_type_id(2);
         let h = a.insert(1);
         let _ = b[h];
     }
@@ -1198,17 +1116,17 @@ mod tests {
     #[test]
     #[should_panic(expected = "does not fit")]
     fn type_id_must_fit() {
-        let _ = HandleMap::<u8, Handle32>::with_type_id_and_key(1);
+        let _ = HandleMap::<u8, Handle32>::with_key().with_type_id(1);
     }
 
     #[test]
-    fn insert_with_handle_panic_gives_slot_back() {
+    fn insert_with_key_panic_gives_slot_back() {
         let mut m = HandleMap::<u8>::new();
         let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
-            m.insert_with_handle(|_| panic!("boom"));
+            m.insert_with_key(|_| panic!("boom"));
         }));
         assert!(r.is_err());
-        m.check();
+        m.assert_invariants();
         assert!(m.is_empty());
         let h = m.insert(1);
         assert_eq!(

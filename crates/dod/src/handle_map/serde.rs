@@ -15,8 +15,9 @@ use serde::de::{self, Deserialize, Deserializer};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::sort::OrderState;
-use super::{HandleMap, Slot, GEN_MASK, NONE, VACANT};
+use super::{HandleMap, Slot, NONE};
 use crate::key::Key;
+use crate::slot::{self, FreeList, Tag};
 
 struct Items<'a, T>(&'a [u32], &'a [T]);
 
@@ -26,29 +27,24 @@ impl<T: Serialize> Serialize for Items<'_, T> {
     }
 }
 
-struct FreeList<'a>(&'a [Slot], u32);
+struct Free<'a>(&'a FreeList, &'a [Slot]);
 
-impl Serialize for FreeList<'_> {
+impl Serialize for Free<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (slots, head) = (self.0, self.1);
-        let walk = core::iter::successors((head != NONE).then_some(head), |&i| {
-            let next = slots[i as usize].idx;
-            (next != NONE).then_some(next)
-        });
-        s.collect_seq(walk)
+        s.collect_seq(self.0.iter(self.1))
     }
 }
 
 impl<T: Serialize, K: Key> Serialize for HandleMap<T, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let tags: Vec<u32> = self.slots.iter().map(|slot| slot.tag).collect();
+        let tags: Vec<u32> = self.slots.iter().map(|slot| slot.tag.to_bits()).collect();
         let mut st = s.serialize_struct("HandleMap", 7)?;
         st.serialize_field("type_id", &self.type_id)?;
-        st.serialize_field("min_free", &self.min_free)?;
+        st.serialize_field("min_free", &self.free.min_free())?;
         st.serialize_field("first_gen", &self.first_gen)?;
         st.serialize_field("max_gen", &self.max_gen)?;
         st.serialize_field("slots", &tags)?;
-        st.serialize_field("free", &FreeList(&self.slots, self.free_head))?;
+        st.serialize_field("free", &Free(&self.free, &self.slots))?;
         st.serialize_field("items", &Items(&self.links, &self.values))?;
         st.end()
     }
@@ -75,7 +71,7 @@ impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for HandleMap<T, K> {
 
 impl<T, K: Key> HandleMap<T, K> {
     fn from_repr(r: Repr<T>) -> Result<Self, &'static str> {
-        if r.type_id > K::MAX_TYPE_ID {
+        if r.type_id > slot::max_type_id::<K>() {
             return Err("type id does not fit the key type");
         }
         if r.first_gen == 0 || r.max_gen < r.first_gen {
@@ -84,14 +80,13 @@ impl<T, K: Key> HandleMap<T, K> {
         if r.slots.len() as u64 > u64::from(K::MAX_SLOTS) {
             return Err("more slots than the key type can address");
         }
-        let type_bits = u32::from(r.type_id) << 16;
         let mut slots = Vec::with_capacity(r.slots.len());
-        for &tag in &r.slots {
-            let generation = (tag & GEN_MASK) as u16;
-            if tag & !(VACANT | GEN_MASK) != type_bits {
-                return Err("slot tag with another type id or stray bits");
+        for &bits in &r.slots {
+            let tag = Tag::from_bits(bits);
+            if tag.type_id() != r.type_id {
+                return Err("slot tag with another type id");
             }
-            if generation < r.first_gen || generation > r.max_gen {
+            if tag.generation() < r.first_gen || tag.generation() > r.max_gen {
                 return Err("slot generation outside the watermarks");
             }
             slots.push(Slot { tag, idx: NONE });
@@ -102,7 +97,7 @@ impl<T, K: Key> HandleMap<T, K> {
             let s = slots
                 .get_mut(slot as usize)
                 .ok_or("item names a slot out of range")?;
-            if s.is_vacant() {
+            if s.tag.is_vacant() {
                 return Err("item names a vacant slot");
             }
             if s.idx != NONE {
@@ -112,30 +107,27 @@ impl<T, K: Key> HandleMap<T, K> {
             links.push(slot);
             values.push(value);
         }
-        if slots.iter().any(|s| !s.is_vacant() && s.idx == NONE) {
+        if slots.iter().any(|s| !s.tag.is_vacant() && s.idx == NONE) {
             return Err("occupied slot without an item");
         }
-        let (mut head, mut tail) = (NONE, NONE);
+        let mut free = FreeList::new();
+        free.set_min_free(r.min_free);
         for &i in &r.free {
             let s = *slots
                 .get(i as usize)
                 .ok_or("freelist names a slot out of range")?;
-            if !s.is_vacant() || s.generation() == u16::MAX {
+            if !s.tag.is_vacant() || s.tag.is_retired() {
                 return Err("freelist names an occupied or retired slot");
             }
-            if s.idx != NONE || i == tail {
+            // A linked slot points at the next one, except the last, which is the tail.
+            if s.idx != NONE || i == free.tail() {
                 return Err("freelist names a slot twice");
             }
-            if tail == NONE {
-                head = i;
-            } else {
-                slots[tail as usize].idx = i;
-            }
-            tail = i;
+            free.push_back(slots.as_mut_slice(), i);
         }
         let reusable = slots
             .iter()
-            .filter(|s| s.is_vacant() && s.generation() < u16::MAX)
+            .filter(|s| s.tag.is_vacant() && !s.tag.is_retired())
             .count();
         if reusable != r.free.len() {
             return Err("vacant slot missing from the freelist");
@@ -144,14 +136,10 @@ impl<T, K: Key> HandleMap<T, K> {
             values,
             links,
             slots,
-            free_head: head,
-            free_tail: tail,
-            free_len: r.free.len() as u32,
-            min_free: r.min_free,
+            free,
             type_id: r.type_id,
             first_gen: r.first_gen,
             max_gen: r.max_gen,
-            new_tag: u32::from(r.first_gen) | type_bits,
             order: OrderState::unknown(),
             _key: PhantomData,
         })

@@ -18,7 +18,7 @@ fn key_of<K: Key>(i: usize, tag: u32, type_id: u16) -> K {
 /// step of [`Drain`] and [`IntoIter`].
 #[inline]
 fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut usize) -> Option<(K, T)> {
-    let i = pool.alive.next_one(*from)?;
+    let i = pool.alive.next_one(*from as u32)? as usize;
     *from = i + 1;
     let key = key_of(i, pool.slots[i].tag, pool.type_id);
     Some((key, pool.take(i)))
@@ -59,7 +59,7 @@ impl<'a, T, K: Key> Iterator for Iter<'a, T, K> {
 
     #[inline]
     fn next(&mut self) -> Option<(K, &'a T)> {
-        let i = self.bits.next()?;
+        let i = self.bits.next()? as usize;
         self.left -= 1;
         let slot = &self.slots[i];
         // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
@@ -113,7 +113,7 @@ impl<T, K: Key> Iterator for Keys<'_, T, K> {
 
     #[inline]
     fn next(&mut self) -> Option<K> {
-        let i = self.inner.bits.next()?;
+        let i = self.inner.bits.next()? as usize;
         self.inner.left -= 1;
         Some(key_of(i, self.inner.slots[i].tag, self.inner.type_id))
     }
@@ -156,7 +156,7 @@ impl<'a, T> Iterator for Values<'a, T> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a T> {
-        let i = self.bits.next()?;
+        let i = self.bits.next()? as usize;
         self.left -= 1;
         // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
         Some(unsafe { self.slots[i].value.assume_init_ref() })
@@ -172,7 +172,7 @@ impl<'a, T> Iterator for Values<'a, T> {
         let slots = self.slots;
         self.bits.fold(init, move |acc, i| {
             // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
-            f(acc, unsafe { slots[i].value.assume_init_ref() })
+            f(acc, unsafe { slots[i as usize].value.assume_init_ref() })
         })
     }
 }
@@ -216,7 +216,7 @@ impl<'a, T, K: Key> IterMut<'a, T, K> {
 
     #[inline]
     fn next_slot(&mut self) -> Option<(usize, &'a mut Slot<T>)> {
-        let i = self.bits.next()?;
+        let i = self.bits.next()? as usize;
         self.left -= 1;
         let rest = mem::take(&mut self.rest);
         let (slot, tail) = rest[i - self.offset..].split_first_mut()?;
@@ -274,7 +274,7 @@ impl<'a, T, K: Key, M: Bits> Iterator for IterMutIn<'a, T, K, M> {
 
     #[inline]
     fn next(&mut self) -> Option<(K, &'a mut T)> {
-        let i = self.bits.next()?;
+        let i = self.bits.next()? as usize;
         let rest = mem::take(&mut self.rest);
         let (slot, tail) = rest[i - self.offset..].split_first_mut()?;
         self.rest = tail;

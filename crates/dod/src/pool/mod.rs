@@ -43,7 +43,7 @@ use core::num::NonZeroU16;
 use core::ops::{Index, IndexMut};
 
 use crate::bits::{BitSet, Bits};
-use crate::error::CapacityError;
+use crate::error::{InsertError, InsertErrorKind};
 use crate::key::{Handle, Key};
 
 pub use iter::{Drain, IntoIter, Iter, IterMut, IterMutIn, Keys, Values, ValuesMut};
@@ -142,26 +142,6 @@ impl<T> Pool<T, Handle> {
     pub fn with_capacity(capacity: usize) -> Self {
         Self::with_capacity_and_key(capacity)
     }
-
-    /// An empty pool with [`Handle`] keys that stamps `type_id` into them, so that a key of a
-    /// pool with another type id is rejected.
-    ///
-    /// # Panics
-    ///
-    /// If `type_id` does not fit in 15 bits.
-    ///
-    /// ```
-    /// use dod::Pool;
-    /// let mut apples = Pool::with_type_id(1);
-    /// let mut pears = Pool::with_type_id(2);
-    /// let apple = apples.insert("apple");
-    /// pears.insert("pear");
-    /// assert_eq!(pears.get(apple), None); // another pool's key
-    /// ```
-    #[track_caller]
-    pub fn with_type_id(type_id: u16) -> Self {
-        Self::with_type_id_and_key(type_id)
-    }
 }
 
 impl<T, K: Key> Default for Pool<T, K> {
@@ -205,36 +185,40 @@ impl<T, K: Key> Pool<T, K> {
         p
     }
 
-    /// An empty pool with keys of type `K` that stamps `type_id` into them, so that a key of a pool with another
-    /// type id is rejected.
+    /// The pool, stamping `type_id` into every key it hands out and refusing keys that carry
+    /// another type id (the keys of other pools): builder form, right after construction.
     ///
     /// # Panics
     ///
-    /// If `type_id` does not fit the key type: more than 15 bits for [`Handle`]; any non-zero
-    /// id for [`Handle32`](crate::Handle32), which has no type id field.
+    /// If `type_id` does not fit the key type (more than 15 bits for [`Handle`]; any non-zero
+    /// id for [`Handle32`](crate::Handle32), which has no type id field), or if the pool has
+    /// handed out keys already.
     ///
     /// ```
-    /// use dod::{new_handle_type, Key, Pool};
-    /// new_handle_type! { struct Fruit; }
-    /// let mut apples = Pool::<&str, Fruit>::with_type_id_and_key(1);
-    /// assert_eq!(apples.insert("apple").type_id(), 1);
+    /// use dod::Pool;
+    /// let mut apples = Pool::new().with_type_id(1);
+    /// let mut pears = Pool::new().with_type_id(2);
+    /// let apple = apples.insert("apple");
+    /// pears.insert("pear");
+    /// assert_eq!(pears.get(apple), None); // another pool's key
+    /// assert_eq!(dod::Key::type_id(apple), 1);
     /// ```
     #[track_caller]
-    pub fn with_type_id_and_key(type_id: u16) -> Self {
+    pub fn with_type_id(mut self, type_id: u16) -> Self {
+        crate::slot::check_type_id::<K>("Pool", type_id);
         assert!(
-            type_id <= K::MAX_TYPE_ID,
-            "type id {type_id} does not fit the key type (largest: {})",
-            K::MAX_TYPE_ID
+            self.slots.is_empty(),
+            "Pool::with_type_id: the pool has handed out keys already; set the type id right \
+             after construction"
         );
-        let mut p = Self::with_key();
-        p.type_id = type_id;
-        p
+        self.type_id = type_id;
+        self
     }
 
     /// The type id stamped into this pool's keys. O(1).
     ///
     /// ```
-    /// assert_eq!(dod::Pool::<u8>::with_type_id(4).type_id(), 4);
+    /// assert_eq!(dod::Pool::<u8>::new().with_type_id(4).type_id(), 4);
     /// ```
     #[inline]
     pub fn type_id(&self) -> u16 {
@@ -336,12 +320,12 @@ impl<T, K: Key> Pool<T, K> {
     /// for kind in ["bullet", "tank", "bullet", "laser"] {
     ///     let h = pool.insert(kind);
     ///     if kind == "bullet" {
-    ///         is_bullet.insert(h.index() as usize);
+    ///         is_bullet.insert(h.index());
     ///     }
     /// }
     /// let first = pool.key_at(0).unwrap();
     /// pool.remove(first);
-    /// let bullets: Vec<usize> = pool.alive().and(&is_bullet).iter().collect();
+    /// let bullets: Vec<u32> = pool.alive().and(&is_bullet).iter().collect();
     /// assert_eq!(bullets, [2]);
     /// ```
     #[inline]
@@ -371,7 +355,7 @@ impl<T, K: Key> Pool<T, K> {
         }
     }
 
-    /// Inserts `value` and returns its key, or gives it back in a [`CapacityError`] when the
+    /// Inserts `value` and returns its key, or gives it back in an [`InsertError`] when the
     /// key type cannot address another slot. O(log₆₄ n).
     ///
     /// ```
@@ -383,12 +367,12 @@ impl<T, K: Key> Pool<T, K> {
     /// assert!(pool.try_insert(()).is_err());
     /// ```
     #[inline(always)]
-    pub fn try_insert(&mut self, value: T) -> Result<K, CapacityError<T>> {
+    pub fn try_insert(&mut self, value: T) -> Result<K, InsertError<T>> {
         let i = match self.hole_near_hint() {
             Some(i) => i,
             None => match self.find_slot() {
                 Some(i) => i,
-                None => return Err(CapacityError::new(value)),
+                None => return Err(InsertError::new(InsertErrorKind::Full, value)),
             },
         };
         Ok(self.fill(i, value))
@@ -412,8 +396,11 @@ impl<T, K: Key> Pool<T, K> {
     /// full or has a hole at `first_hole` when items are inserted.
     #[inline(never)]
     fn find_slot(&mut self) -> Option<usize> {
-        if let Some(i) = self.searched().next_zero(self.first_hole) {
-            return Some(i);
+        if let Some(i) = self
+            .searched()
+            .next_zero(self.first_hole.min(u32::MAX as usize) as u32)
+        {
+            return Some(i as usize);
         }
         if self.slots.len() >= K::MAX_SLOTS as usize {
             return None;
@@ -461,7 +448,7 @@ impl<T, K: Key> Pool<T, K> {
     #[inline(never)]
     fn block(&mut self, i: usize) {
         if let Some(b) = &mut self.blocked {
-            b.insert(i);
+            b.insert(i as u32);
         }
     }
 
@@ -551,12 +538,12 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     /// let mut pool = dod::Pool::new();
     /// let h = pool.insert('a');
-    /// assert_eq!(pool.get_at(h.index() as usize), Some(&'a'));
+    /// assert_eq!(pool.get_at(h.index()), Some(&'a'));
     /// assert_eq!(pool.get_at(7), None);
     /// ```
     #[inline]
-    pub fn get_at(&self, index: usize) -> Option<&T> {
-        let slot = self.slots.get(index)?;
+    pub fn get_at(&self, index: u32) -> Option<&T> {
+        let slot = self.slots.get(index as usize)?;
         // SAFETY: an occupied slot is initialised (invariant 1).
         slot.is_occupied()
             .then(|| unsafe { slot.value.assume_init_ref() })
@@ -572,8 +559,8 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool.get_at(0), Some(&9));
     /// ```
     #[inline]
-    pub fn get_at_mut(&mut self, index: usize) -> Option<&mut T> {
-        let slot = self.slots.get_mut(index)?;
+    pub fn get_at_mut(&mut self, index: u32) -> Option<&mut T> {
+        let slot = self.slots.get_mut(index as usize)?;
         if slot.is_occupied() {
             // SAFETY: an occupied slot is initialised (invariant 1).
             Some(unsafe { slot.value.assume_init_mut() })
@@ -588,15 +575,15 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     /// let mut pool = dod::Pool::new();
     /// let h = pool.insert(1.5);
-    /// assert_eq!(pool.key_at(h.index() as usize), Some(h));
+    /// assert_eq!(pool.key_at(h.index()), Some(h));
     /// pool.remove(h);
-    /// assert_eq!(pool.key_at(h.index() as usize), None);
+    /// assert_eq!(pool.key_at(h.index()), None);
     /// ```
     #[inline]
-    pub fn key_at(&self, index: usize) -> Option<K> {
-        let slot = self.slots.get(index)?;
+    pub fn key_at(&self, index: u32) -> Option<K> {
+        let slot = self.slots.get(index as usize)?;
         slot.is_occupied()
-            .then(|| self.key_for(index, slot_generation(slot.tag & GEN_MASK)))
+            .then(|| self.key_for(index as usize, slot_generation(slot.tag & GEN_MASK)))
     }
 
     /// Removes the item of `key` and returns it, or `None` if the key is not live. The slot
@@ -626,9 +613,9 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool.remove_at(0), None);
     /// ```
     #[inline]
-    pub fn remove_at(&mut self, index: usize) -> Option<T> {
-        if self.slots.get(index)?.is_occupied() {
-            Some(self.take(index))
+    pub fn remove_at(&mut self, index: u32) -> Option<T> {
+        if self.slots.get(index as usize)?.is_occupied() {
+            Some(self.take(index as usize))
         } else {
             None
         }
@@ -666,12 +653,12 @@ impl<T, K: Key> Pool<T, K> {
     fn update_blocked(&mut self, i: usize, retire: bool) {
         match &mut self.blocked {
             Some(b) if !retire => {
-                b.remove(i);
+                b.remove(i as u32);
             }
             Some(_) => {}
             None => {
                 let mut b = self.alive.clone();
-                b.insert(i);
+                b.insert(i as u32);
                 self.blocked = Some(b);
             }
         }
@@ -694,6 +681,7 @@ impl<T, K: Key> Pool<T, K> {
         let mut from = 0;
         while let Some(i) = self.alive.next_one(from) {
             from = i + 1;
+            let i = i as usize;
             let tag = self.slots[i].tag;
             let key = self.key_for(i, slot_generation(tag & GEN_MASK));
             // SAFETY: `i` is alive, so slot `i` is occupied and initialised (invariant 1).
@@ -732,7 +720,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     pub fn clear(&mut self) {
         while let Some(i) = self.alive.first_one() {
-            drop(self.take(i));
+            drop(self.take(i as usize));
         }
     }
 
@@ -777,7 +765,7 @@ impl<T, K: Key> Pool<T, K> {
     /// for i in 0..6 {
     ///     let h = pool.insert(i * 10);
     ///     if i % 2 == 0 {
-    ///         bullets.insert(h.index() as usize);
+    ///         bullets.insert(h.index());
     ///     }
     /// }
     /// for (_, v) in pool.iter_mut_in(&bullets) {
@@ -840,12 +828,16 @@ impl<T, K: Key> Pool<T, K> {
         assert_eq!(self.alive.count(), self.len, "len");
         let mut retired = BitSet::with_universe(self.slots.len());
         for (i, s) in self.slots.iter().enumerate() {
-            assert_eq!(self.alive.contains(i), s.is_occupied(), "flag of slot {i}");
+            assert_eq!(
+                self.alive.contains(i as u32),
+                s.is_occupied(),
+                "flag of slot {i}"
+            );
             if s.is_occupied() {
                 assert_ne!(s.tag & GEN_MASK, 0, "generation of slot {i}");
                 assert_eq!(s.tag >> 16, u32::from(self.type_id), "type id of slot {i}");
             } else if s.tag == VACANT {
-                retired.insert(i);
+                retired.insert(i as u32);
             } else {
                 assert_eq!(s.tag >> 16, VACANT >> 16, "vacant tag of slot {i}");
             }
@@ -854,13 +846,13 @@ impl<T, K: Key> Pool<T, K> {
             None => {
                 assert!(retired.is_empty(), "retired slots without a blocked set");
                 if let Some(hole) = self.alive.first_zero() {
-                    assert!(self.first_hole <= hole, "a hole below first_hole");
+                    assert!(self.first_hole <= hole as usize, "a hole below first_hole");
                 }
             }
             Some(b) => {
                 b.assert_invariants();
                 if let Some(hole) = b.first_zero() {
-                    assert!(self.first_hole <= hole, "a hole below first_hole");
+                    assert!(self.first_hole <= hole as usize, "a hole below first_hole");
                 }
                 assert_eq!(
                     *b,
@@ -925,7 +917,7 @@ impl<T, K: Key> Drop for Pool<T, K> {
             for i in self.alive.iter() {
                 // SAFETY: alive slots are initialised (invariant 1), and each is dropped once:
                 // the pool is going away and nothing reads the slots after this.
-                unsafe { self.slots[i].value.assume_init_drop() };
+                unsafe { self.slots[i as usize].value.assume_init_drop() };
             }
         }
     }
@@ -953,7 +945,7 @@ impl<T: Clone, K: Key> Clone for Pool<T, K> {
             };
             out.slots.push(Slot { tag: s.tag, value });
             if s.is_occupied() {
-                out.alive.insert(i);
+                out.alive.insert(i as u32);
                 out.len += 1;
             }
         }
@@ -1088,8 +1080,8 @@ mod tests {
     #[test]
     #[should_panic(expected = "another pool")]
     fn index_panics_on_other_type_id() {
-        let mut a = Pool::with_type_id(1);
-        let b: Pool<i32> = Pool::with_type_id(2);
+        let mut a = Pool::new().with_type_id(1);
+        let b: Pool<i32> = Pool::new().with_type_id(2);
         let mut b = b;
         b.insert(0);
         let h = a.insert(1);
@@ -1106,7 +1098,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "does not fit")]
     fn type_id_must_fit() {
-        let _ = Pool::<u8, Handle32>::with_type_id_and_key(1);
+        let _ = Pool::<u8, Handle32>::with_key().with_type_id(1);
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl<T: Serialize, K: Key> Serialize for Items<'_, T, K> {
         let mut seq = s.serialize_seq(Some(pool.len))?;
         for i in pool.alive.iter() {
             if let Some(v) = pool.get_at(i) {
-                seq.serialize_element(&(i as u32, v))?;
+                seq.serialize_element(&(i, v))?;
             }
         }
         seq.end()
@@ -118,12 +118,12 @@ impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for Pool<T, K> {
                         tag: generation | u32::from(raw.type_id) << 16,
                         value: MaybeUninit::new(v),
                     });
-                    pool.alive.insert(i);
+                    pool.alive.insert(i as u32);
                     pool.len += 1;
                 }
                 None => {
                     if generation == 0 {
-                        retired.insert(i);
+                        retired.insert(i as u32);
                     }
                     pool.slots.push(Slot {
                         tag: generation | VACANT,

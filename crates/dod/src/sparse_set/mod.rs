@@ -8,7 +8,7 @@
 //!   and released by [`shrink_to_fit`](SparseSet::shrink_to_fit) once empty, so a set holding
 //!   entities `10_000_000 .. 10_000_100` holds one or two pages and a 300 KB page table, not
 //!   eighty megabytes;
-//! - the **dense** arrays, [`entities()`](SparseSet::entities) and
+//! - the **dense** arrays, [`indices()`](SparseSet::indices) and
 //!   [`values()`](SparseSet::values), are plain slices with no holes: a system walks them
 //!   directly.
 //!
@@ -37,7 +37,7 @@
 //!
 //! # Keys: plain indices and generational handles
 //!
-//! Every method that takes an entity is generic over [`Entity`], implemented for `u32` and for
+//! Every method that takes an entity is generic over [`SparseKey`], implemented for `u32` and for
 //! every [`Key`] (such as [`Handle`](crate::Handle) or a type declared with
 //! [`new_handle_type!`](crate::new_handle_type)). One set type serves both styles, and the
 //! sparse slot always has room for a generation, so:
@@ -56,7 +56,7 @@
 //!
 //! A trait rather than two families of methods (`get` / `get_key`) keeps the API the size of
 //! std's and lets `Index`, `Extend` and `FromIterator` take either kind. The trait's methods are
-//! named `entity_index` / `entity_generation` so that they never clash with [`Key::index`].
+//! named `sparse_index` / `sparse_generation` so that they never clash with [`Key::index`].
 //!
 //! ```
 //! use dod::{Handle, SparseSet};
@@ -74,7 +74,7 @@
 //! for p in positions.values_mut() {                     // the dense slice, no holes
 //!     p[1] -= 9.8;
 //! }
-//! assert_eq!(positions.entities(), &[7, 9]);
+//! assert_eq!(positions.indices(), &[7, 9]);
 //! ```
 //!
 //! # Invariants
@@ -129,7 +129,7 @@ use pages::{decode, encode, slot_generation, Pages};
 /// are known to be dense (larger) or very clustered (smaller).
 pub const DEFAULT_PAGE_SIZE: usize = 128;
 
-/// The marker that [`SparseSet::entities`] shows at the position of a deferred removal.
+/// The marker that [`SparseSet::indices`] shows at the position of a deferred removal.
 ///
 /// It is `u32::MAX`, an index no [`Key`] can carry and that `insert` rejects.
 pub const TOMBSTONE: u32 = u32::MAX;
@@ -139,39 +139,39 @@ pub const TOMBSTONE: u32 = u32::MAX;
 /// See the [module documentation](self) for how the two kinds are checked.
 ///
 /// ```
-/// use dod::sparse_set::Entity;
+/// use dod::sparse_set::SparseKey;
 /// use dod::Handle;
 ///
-/// assert_eq!(5u32.entity_index(), 5);
-/// assert_eq!(5u32.entity_generation(), None);
+/// assert_eq!(5u32.sparse_index(), 5);
+/// assert_eq!(5u32.sparse_generation(), None);
 /// let h = Handle::new(5, 2, 0).unwrap();
-/// assert_eq!((h.entity_index(), h.entity_generation().map(|g| g.get())), (5, Some(2)));
+/// assert_eq!((h.sparse_index(), h.sparse_generation().map(|g| g.get())), (5, Some(2)));
 /// ```
-pub trait Entity: Copy {
+pub trait SparseKey: Copy {
     /// The entity's index: the slot of the sparse array.
-    fn entity_index(self) -> u32;
+    fn sparse_index(self) -> u32;
     /// The generation to check, or `None` to accept whatever generation the slot holds.
-    fn entity_generation(self) -> Option<NonZeroU16>;
+    fn sparse_generation(self) -> Option<NonZeroU16>;
 }
 
-impl Entity for u32 {
+impl SparseKey for u32 {
     #[inline]
-    fn entity_index(self) -> u32 {
+    fn sparse_index(self) -> u32 {
         self
     }
     #[inline]
-    fn entity_generation(self) -> Option<NonZeroU16> {
+    fn sparse_generation(self) -> Option<NonZeroU16> {
         None
     }
 }
 
-impl<K: Key> Entity for K {
+impl<K: Key> SparseKey for K {
     #[inline]
-    fn entity_index(self) -> u32 {
+    fn sparse_index(self) -> u32 {
         self.index()
     }
     #[inline]
-    fn entity_generation(self) -> Option<NonZeroU16> {
+    fn sparse_generation(self) -> Option<NonZeroU16> {
         Some(self.generation())
     }
 }
@@ -331,7 +331,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// The dense array of values, in dense order (the seed's `All()`).
     ///
     /// While removals are pending (see [`defer_remove`](Self::defer_remove)) the slice still
-    /// holds their values, at the positions where [`entities`](Self::entities) shows
+    /// holds their values, at the positions where [`entities`](Self::indices) shows
     /// [`TOMBSTONE`]; [`compact`](Self::compact) drops them. Without pending removals, its
     /// length is [`len`](Self::len).
     ///
@@ -373,10 +373,10 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// let mut s = dod::SparseSet::new();
     /// s.insert(8u32, ());
     /// s.insert(2u32, ());
-    /// assert_eq!(s.entities(), &[8, 2]);
+    /// assert_eq!(s.indices(), &[8, 2]);
     /// ```
     #[inline]
-    pub fn entities(&self) -> &[u32] {
+    pub fn indices(&self) -> &[u32] {
         &self.entities
     }
 
@@ -388,17 +388,17 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 
     /// The dense position of `e`, checking its generation if it has one.
     #[inline]
-    fn position<E: Entity>(&self, e: E) -> Option<usize> {
-        position_in(self.slot(e.entity_index()), e)
+    fn position<E: SparseKey>(&self, e: E) -> Option<usize> {
+        position_in(self.slot(e.sparse_index()), e)
     }
 
     /// Where to look for `e`'s value: its dense position if the set holds it, a position past
     /// the end of the dense arrays if its slot is vacant (so that the caller's bounds check
     /// also checks vacancy), `None` if `e` is a key of another generation.
     #[inline]
-    fn probe<E: Entity>(&self, e: E) -> Option<usize> {
-        let slot = self.slot(e.entity_index());
-        if let Some(g) = e.entity_generation() {
+    fn probe<E: SparseKey>(&self, e: E) -> Option<usize> {
+        let slot = self.slot(e.sparse_index());
+        if let Some(g) = e.sparse_generation() {
             if slot_generation(slot) != g.get() {
                 return None;
             }
@@ -420,7 +420,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.get_index_of(30u32), None);
     /// ```
     #[inline]
-    pub fn get_index_of<E: Entity>(&self, e: E) -> Option<usize> {
+    pub fn get_index_of<E: SparseKey>(&self, e: E) -> Option<usize> {
         self.position(e)
     }
 
@@ -458,7 +458,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert!(!s.contains(Handle::new(3, 2, 0).unwrap()));
     /// ```
     #[inline]
-    pub fn contains<E: Entity>(&self, e: E) -> bool {
+    pub fn contains<E: SparseKey>(&self, e: E) -> bool {
         self.position(e).is_some()
     }
 
@@ -473,7 +473,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.get(2u32), None);
     /// ```
     #[inline]
-    pub fn get<E: Entity>(&self, e: E) -> Option<&T> {
+    pub fn get<E: SparseKey>(&self, e: E) -> Option<&T> {
         self.values.get(self.probe(e)?)
     }
 
@@ -488,7 +488,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s[1u32], 11);
     /// ```
     #[inline]
-    pub fn get_mut<E: Entity>(&mut self, e: E) -> Option<&mut T> {
+    pub fn get_mut<E: SparseKey>(&mut self, e: E) -> Option<&mut T> {
         let pos = self.probe(e)?;
         self.values.get_mut(pos)
     }
@@ -514,12 +514,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     #[track_caller]
-    pub fn insert<E: Entity>(&mut self, e: E, value: T) -> Option<T> {
-        let index = e.entity_index();
+    pub fn insert<E: SparseKey>(&mut self, e: E, value: T) -> Option<T> {
+        let index = e.sparse_index();
         if index == TOMBSTONE {
             reserved_index();
         }
-        let generation = e.entity_generation().map_or(0, NonZeroU16::get);
+        let generation = e.sparse_generation().map_or(0, NonZeroU16::get);
         self.insert_raw(index, generation, value)
     }
 
@@ -720,7 +720,7 @@ impl<T: fmt::Debug, const PAGE: usize> fmt::Debug for SparseSet<T, PAGE> {
     }
 }
 
-impl<T, E: Entity, const PAGE: usize> Index<E> for SparseSet<T, PAGE> {
+impl<T, E: SparseKey, const PAGE: usize> Index<E> for SparseSet<T, PAGE> {
     type Output = T;
 
     /// The value of `e`.
@@ -737,7 +737,7 @@ impl<T, E: Entity, const PAGE: usize> Index<E> for SparseSet<T, PAGE> {
     }
 }
 
-impl<T, E: Entity, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
+impl<T, E: SparseKey, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
     /// The value of `e`, mutable.
     ///
     /// # Panics
@@ -769,8 +769,8 @@ fn push_within_capacity<X>(v: &mut Vec<X>, x: X) {
 /// The dense position a sparse slot gives `e`: `None` if the slot is vacant or `e` is a key
 /// of another generation.
 #[inline]
-fn position_in<E: Entity>(slot: u64, e: E) -> Option<usize> {
-    if let Some(g) = e.entity_generation() {
+fn position_in<E: SparseKey>(slot: u64, e: E) -> Option<usize> {
+    if let Some(g) = e.sparse_generation() {
         if slot_generation(slot) != g.get() {
             return None;
         }
@@ -786,18 +786,18 @@ fn reserved_index() -> ! {
 
 #[cold]
 #[track_caller]
-fn missing<E: Entity>(e: E) -> ! {
-    match e.entity_generation() {
+fn missing<E: SparseKey>(e: E) -> ! {
+    match e.sparse_generation() {
         Some(g) => panic!(
             "SparseSet: no value for entity {} at generation {} (absent or stale)",
-            e.entity_index(),
+            e.sparse_index(),
             g
         ),
-        None => panic!("SparseSet: no value for entity {}", e.entity_index()),
+        None => panic!("SparseSet: no value for entity {}", e.sparse_index()),
     }
 }
 
-impl<T, E: Entity, const PAGE: usize> Extend<(E, T)> for SparseSet<T, PAGE> {
+impl<T, E: SparseKey, const PAGE: usize> Extend<(E, T)> for SparseSet<T, PAGE> {
     /// Inserts every pair in order, as [`insert`](SparseSet::insert) does.
     ///
     /// # Panics
@@ -813,7 +813,7 @@ impl<T, E: Entity, const PAGE: usize> Extend<(E, T)> for SparseSet<T, PAGE> {
     }
 }
 
-impl<T, E: Entity, const PAGE: usize> FromIterator<(E, T)> for SparseSet<T, PAGE> {
+impl<T, E: SparseKey, const PAGE: usize> FromIterator<(E, T)> for SparseSet<T, PAGE> {
     /// Collects pairs; a repeated index keeps its first position and its last value.
     ///
     /// # Panics

@@ -167,8 +167,7 @@ impl<const PAGE: usize> Pages<PAGE> {
         &self.slots[from..from + PAGE]
     }
 
-    /// Every slot of every allocated page (tests only).
-    #[cfg(test)]
+    /// Every slot of every allocated page (invariant checks).
     pub(super) fn all_slots(&self) -> &[u64] {
         &self.slots
     }

@@ -1,8 +1,6 @@
 //! Removal, one strategy per method, each named for what it does to the dense order.
 
-#[cfg(test)]
-use super::decode;
-use super::{position_in, Entity, Pages, SparseSet, TOMBSTONE};
+use super::{decode, position_in, Pages, SparseKey, SparseSet, TOMBSTONE};
 use alloc::vec::Vec;
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
@@ -14,12 +12,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     /// let mut s: dod::SparseSet<char> = [(1u32, 'a'), (2, 'b'), (3, 'c')].into_iter().collect();
     /// assert_eq!(s.swap_remove(1u32), Some('a'));
-    /// assert_eq!(s.entities(), &[3, 2]);
+    /// assert_eq!(s.indices(), &[3, 2]);
     /// assert_eq!(s.swap_remove(1u32), None);
     /// ```
     #[inline]
-    pub fn swap_remove<E: Entity>(&mut self, e: E) -> Option<T> {
-        let slot = self.pages.slot_mut(e.entity_index())?;
+    pub fn swap_remove<E: SparseKey>(&mut self, e: E) -> Option<T> {
+        let slot = self.pages.slot_mut(e.sparse_index())?;
         let pos = position_in(*slot, e)?;
         *slot = 0;
         // The entry that moves is the last one whatever `pos` is: reading it first lets its
@@ -49,10 +47,10 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     /// let mut s: dod::SparseSet<char> = [(1u32, 'a'), (2, 'b'), (3, 'c')].into_iter().collect();
     /// assert_eq!(s.shift_remove(1u32), Some('a'));
-    /// assert_eq!(s.entities(), &[2, 3]);
+    /// assert_eq!(s.indices(), &[2, 3]);
     /// ```
-    pub fn shift_remove<E: Entity>(&mut self, e: E) -> Option<T> {
-        let slot = self.pages.slot_mut(e.entity_index())?;
+    pub fn shift_remove<E: SparseKey>(&mut self, e: E) -> Option<T> {
+        let slot = self.pages.slot_mut(e.sparse_index())?;
         let pos = position_in(*slot, e)?;
         *slot = 0;
         self.entities.remove(pos);
@@ -70,7 +68,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 
     /// Removes `e` now and leaves a tombstone in its place: `contains`, `get`, `len` and every
     /// iterator forget it at once, while the dense arrays keep its position (shown as
-    /// [`TOMBSTONE`] in [`entities`](Self::entities)) and its value until
+    /// [`TOMBSTONE`] in [`entities`](Self::indices)) and its value until
     /// [`compact`](Self::compact), which closes every hole in one order-preserving pass (the
     /// seed's deferred compaction). Returns `false` if the set did not hold `e`.
     ///
@@ -85,13 +83,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert!(s.defer_remove(1u32));
     /// assert!(!s.contains(1u32));
     /// assert_eq!(s.iter().map(|(e, _)| e).collect::<Vec<_>>(), [2, 3]);
-    /// assert_eq!(s.entities(), &[dod::sparse_set::TOMBSTONE, 2, 3]);
+    /// assert_eq!(s.indices(), &[dod::sparse_set::TOMBSTONE, 2, 3]);
     /// s.compact();
-    /// assert_eq!(s.entities(), &[2, 3]);
+    /// assert_eq!(s.indices(), &[2, 3]);
     /// ```
     #[inline]
-    pub fn defer_remove<E: Entity>(&mut self, e: E) -> bool {
-        let Some(slot) = self.pages.slot_mut(e.entity_index()) else {
+    pub fn defer_remove<E: SparseKey>(&mut self, e: E) -> bool {
+        let Some(slot) = self.pages.slot_mut(e.sparse_index()) else {
             return false;
         };
         let Some(pos) = position_in(*slot, e) else {
@@ -178,7 +176,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     ///     *v += 1;
     ///     e % 2 == 0
     /// });
-    /// assert_eq!(s.entities(), &[0, 2, 4]);
+    /// assert_eq!(s.indices(), &[0, 2, 4]);
     /// assert_eq!(s.values(), &[1, 21, 41]);
     /// ```
     pub fn retain<F: FnMut(u32, &mut T) -> bool>(&mut self, mut keep: F) {
@@ -218,9 +216,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     /// let mut s: dod::SparseSet<u8> = (0..6u32).map(|e| (e, e as u8)).collect();
     /// assert_eq!(s.remove_many(&[4u32, 1, 1, 99]), 2);
-    /// assert_eq!(s.entities(), &[0, 2, 3, 5]);
+    /// assert_eq!(s.indices(), &[0, 2, 3, 5]);
     /// ```
-    pub fn remove_many<E: Entity>(&mut self, entities: &[E]) -> usize {
+    pub fn remove_many<E: SparseKey>(&mut self, entities: &[E]) -> usize {
         let removed = entities.iter().filter(|&&e| self.defer_remove(e)).count();
         self.compact();
         removed
@@ -256,9 +254,10 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         out
     }
 
-    /// Checks every invariant (tests only).
-    #[cfg(test)]
-    pub(crate) fn check(&self) {
+    /// Checks every invariant, panicking on the first that fails; for tests and fuzzing.
+    /// O(allocated slots).
+    #[doc(hidden)]
+    pub fn assert_invariants(&self) {
         assert_eq!(self.entities.len(), self.values.len());
         let mut tombstones = 0;
         for (i, &e) in self.entities.iter().enumerate() {

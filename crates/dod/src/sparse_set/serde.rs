@@ -71,10 +71,10 @@ mod tests {
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(json, "[[40,3,2],[2,0,3]]");
         let back: SparseSet<i32> = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.entities(), &[40, 2]);
+        assert_eq!(back.indices(), &[40, 2]);
         assert_eq!(back.get(h), Some(&2));
         assert!(!back.contains(Handle::new(40, 2, 0).unwrap()));
-        back.check();
+        back.assert_invariants();
     }
 
     #[test]

@@ -14,7 +14,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     /// let mut s: dod::SparseSet<i32> = [(1u32, 30), (2, 10), (3, 20)].into_iter().collect();
     /// s.sort_by(|_, a, _, b| a.cmp(b));
-    /// assert_eq!(s.entities(), &[2, 3, 1]);
+    /// assert_eq!(s.indices(), &[2, 3, 1]);
     /// assert_eq!(s[3u32], 20);
     /// ```
     pub fn sort_by<F>(&mut self, mut cmp: F)
@@ -36,7 +36,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     /// let mut s: dod::SparseSet<&str> = [(5u32, "b"), (2, "c"), (9, "a")].into_iter().collect();
     /// s.sort_by_key(|e, _| e);
-    /// assert_eq!(s.entities(), &[2, 5, 9]);
+    /// assert_eq!(s.indices(), &[2, 5, 9]);
     /// s.sort_by_key(|_, v| *v);
     /// assert_eq!(s.values(), &["a", "b", "c"]);
     /// ```
@@ -105,13 +105,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// let nodes: SparseSet<&str> = [(7u32, "n7"), (3, "n3"), (5, "n5")].into_iter().collect();
     /// let mut bones: SparseSet<&str> = [(1u32, "b1"), (5, "b5"), (7, "b7")].into_iter().collect();
     /// bones.sort_as(&nodes);
-    /// assert_eq!(&bones.entities()[..2], &[7, 5]);
-    /// assert_eq!(bones.entities()[2], 1);
+    /// assert_eq!(&bones.indices()[..2], &[7, 5]);
+    /// assert_eq!(bones.indices()[2], 1);
     /// ```
     pub fn sort_as<U, const P2: usize>(&mut self, other: &SparseSet<U, P2>) {
         self.compact();
         let mut w = 0;
-        for &e in other.entities() {
+        for &e in other.indices() {
             if e == TOMBSTONE {
                 continue;
             }
