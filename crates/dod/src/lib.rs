@@ -73,6 +73,7 @@ pub mod data;
 mod error;
 pub mod handle_map;
 pub mod key;
+mod pages;
 pub mod pool;
 pub mod prelude;
 pub mod slot;
