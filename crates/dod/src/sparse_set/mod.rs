@@ -107,9 +107,11 @@ mod remove;
 #[cfg(feature = "serde")]
 mod serde;
 mod sort;
+mod split;
 
 pub use iter::{IntoIter, Iter, IterMut};
 pub use join::{Join, Join3, JoinMut};
+pub use split::SparseView;
 
 use crate::key::Key;
 use alloc::vec::Vec;

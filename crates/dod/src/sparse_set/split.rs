@@ -1,0 +1,105 @@
+//! Split borrows: the sparse side of a set, read-only, beside its dense values, so that code
+//! holding many values at once (an entity world's queries) can look positions up while it
+//! writes values.
+
+use super::pages::{decode, Pages};
+use super::SparseSet;
+
+/// The sparse side of a [`SparseSet`], read-only: where each index's value sits in the dense
+/// slice it was split from, and the dense slice of indices. Made by
+/// [`SparseSet::split_mut`] and [`SparseSet::split`].
+///
+/// ```
+/// let mut s: dod::SparseSet<u32> = [(7u32, 70), (3, 30)].into_iter().collect();
+/// let (sparse, values) = s.split_mut();
+/// for &i in sparse.indices() {
+///     let p = sparse.get_index_of(i).unwrap();
+///     values[p] += i;
+/// }
+/// assert_eq!(s.values(), [77, 33]);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SparseView<'a, const PAGE: usize> {
+    pages: &'a Pages<PAGE>,
+    indices: &'a [u32],
+}
+
+impl<'a, const PAGE: usize> SparseView<'a, PAGE> {
+    /// The dense position of `index`'s value, if the set holds `index` (any generation). O(1).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<char> = [(5u32, 'a')].into_iter().collect();
+    /// let (sparse, _) = s.split();
+    /// assert_eq!((sparse.get_index_of(5), sparse.get_index_of(6)), (Some(0), None));
+    /// ```
+    #[inline]
+    pub fn get_index_of(&self, index: u32) -> Option<usize> {
+        decode(self.pages.get(index))
+    }
+
+    /// Whether the set holds `index`. O(1).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<char> = [(5u32, 'a')].into_iter().collect();
+    /// assert!(s.split().0.contains(5));
+    /// ```
+    #[inline]
+    pub fn contains(&self, index: u32) -> bool {
+        self.get_index_of(index).is_some()
+    }
+
+    /// The dense slice of indices, position for position with the values (see
+    /// [`SparseSet::indices`]). O(1).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<char> = [(5u32, 'a'), (2, 'b')].into_iter().collect();
+    /// assert_eq!(s.split().0.indices(), [5, 2]);
+    /// ```
+    #[inline]
+    pub fn indices(&self) -> &'a [u32] {
+        self.indices
+    }
+}
+
+impl<T, const PAGE: usize> SparseSet<T, PAGE> {
+    /// The sparse side, read-only, and the dense values, mutable, borrowed at once. O(1).
+    ///
+    /// While removals are pending ([`defer_remove`](SparseSet::defer_remove)), the indices
+    /// show [`TOMBSTONE`](super::TOMBSTONE) at their positions, as [`indices`](Self::indices)
+    /// does.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<f32> = [(1u32, 1.0), (9, 2.0)].into_iter().collect();
+    /// let (sparse, values) = s.split_mut();
+    /// values[sparse.get_index_of(9).unwrap()] *= 10.0;
+    /// assert_eq!(s[9u32], 20.0);
+    /// ```
+    #[inline]
+    pub fn split_mut(&mut self) -> (SparseView<'_, PAGE>, &mut [T]) {
+        (
+            SparseView {
+                pages: &self.pages,
+                indices: &self.entities,
+            },
+            &mut self.values,
+        )
+    }
+
+    /// The sparse side and the dense values, both read-only. O(1).
+    ///
+    /// ```
+    /// let s: dod::SparseSet<f32> = [(1u32, 1.0)].into_iter().collect();
+    /// let (sparse, values) = s.split();
+    /// assert_eq!(values[sparse.get_index_of(1).unwrap()], 1.0);
+    /// ```
+    #[inline]
+    pub fn split(&self) -> (SparseView<'_, PAGE>, &[T]) {
+        (
+            SparseView {
+                pages: &self.pages,
+                indices: &self.entities,
+            },
+            &self.values,
+        )
+    }
+}
