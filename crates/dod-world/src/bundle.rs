@@ -1,0 +1,140 @@
+//! [`Bundle`]: the components an entity is spawned with or given at once.
+
+use core::any::type_name;
+
+use crate::storage::{Component, ComponentId, Components, Storage};
+
+/// A set of components given to one entity at once: a tuple of up to 12 component values of
+/// distinct types, or `()` for none.
+///
+/// Implemented for tuples; not meant to be implemented by hand (the methods are the world's
+/// internals).
+///
+/// # Panics
+///
+/// A bundle that holds one type twice (`(Pos, Pos)`) makes the call that received it panic,
+/// naming the type, before anything changes.
+///
+/// ```
+/// use dod_world::World;
+/// let mut world = World::new();
+/// let e = world.spawn((1u8, 2u16, "three"));
+/// assert_eq!(world.get::<&str>(e), Some(&"three"));
+/// let empty = world.spawn(());
+/// assert!(world.is_alive(empty));
+/// ```
+///
+/// ```should_panic
+/// let mut world = dod_world::World::new();
+/// world.spawn((1u32, 2u32)); // panics: `u32` twice in one bundle
+/// ```
+pub trait Bundle: Send + Sync + Sized + 'static {
+    /// The storages of the bundle's types, borrowed mutably together.
+    #[doc(hidden)]
+    type Targets<'w>;
+
+    /// Registers the bundle's types and borrows their storages; panics if a type appears
+    /// twice.
+    #[doc(hidden)]
+    fn targets(components: &mut Components) -> Self::Targets<'_>;
+
+    /// Room for `additional` more entities in every storage.
+    #[doc(hidden)]
+    fn reserve(targets: &mut Self::Targets<'_>, additional: usize);
+
+    /// Gives entity `index` every component, dropping the ones it replaces.
+    #[doc(hidden)]
+    fn put(self, targets: &mut Self::Targets<'_>, index: u32);
+
+    /// The ids of the bundle's types, registering them.
+    #[doc(hidden)]
+    fn ids(components: &mut Components, out: &mut alloc::vec::Vec<ComponentId>);
+}
+
+impl Bundle for () {
+    type Targets<'w> = ();
+
+    #[inline]
+    fn targets(_: &mut Components) {}
+
+    #[inline]
+    fn reserve(_: &mut (), _: usize) {}
+
+    #[inline]
+    fn put(self, _: &mut (), _: u32) {}
+
+    fn ids(_: &mut Components, _: &mut alloc::vec::Vec<ComponentId>) {}
+}
+
+/// Panics naming the type a bundle holds twice.
+#[cold]
+#[track_caller]
+fn repeated(name: &str) -> ! {
+    panic!("a bundle holds the component type `{name}` twice; each type at most once")
+}
+
+macro_rules! tuple_bundle {
+    ($n:literal; $($t:ident $i:tt),+) => {
+        impl<$($t: Component),+> Bundle for ($($t,)+) {
+            type Targets<'w> = ($(&'w mut Storage<$t>,)+);
+
+            #[inline]
+            #[allow(non_snake_case)]
+            #[track_caller]
+            fn targets(components: &mut Components) -> Self::Targets<'_> {
+                let ids: [usize; $n] = [$(components.register::<$t>().index()),+];
+                let names: [&str; $n] = [$(type_name::<$t>()),+];
+                let columns = match components.columns.get_disjoint_mut(ids) {
+                    Ok(c) => c,
+                    Err(_) => {
+                        for a in 0..$n {
+                            for b in a + 1..$n {
+                                if ids[a] == ids[b] {
+                                    repeated(names[a]);
+                                }
+                            }
+                        }
+                        unreachable!("distinct registered ids are in range")
+                    }
+                };
+                let [$($t),+] = columns;
+                ($($t.storage_of_mut::<$t>(),)+)
+            }
+
+            #[inline]
+            fn reserve(targets: &mut Self::Targets<'_>, additional: usize) {
+                $(targets.$i.reserve(additional);)+
+            }
+
+            #[inline]
+            fn put(self, targets: &mut Self::Targets<'_>, index: u32) {
+                $(drop(targets.$i.insert(index, self.$i));)+
+            }
+
+            #[track_caller]
+            fn ids(components: &mut Components, out: &mut alloc::vec::Vec<ComponentId>) {
+                let start = out.len();
+                $(
+                    let id = components.register::<$t>();
+                    if out[start..].contains(&id) {
+                        repeated(type_name::<$t>());
+                    }
+                    out.push(id);
+                )+
+            }
+        }
+    };
+}
+
+tuple_bundle!(1; A 0);
+tuple_bundle!(2; A 0, B 1);
+tuple_bundle!(3; A 0, B 1, C 2);
+tuple_bundle!(4; A 0, B 1, C 2, D 3);
+tuple_bundle!(5; A 0, B 1, C 2, D 3, E 4);
+tuple_bundle!(6; A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_bundle!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_bundle!(8; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+tuple_bundle!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+tuple_bundle!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+tuple_bundle!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+tuple_bundle!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);

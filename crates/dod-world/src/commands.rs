@@ -1,0 +1,204 @@
+//! [`Commands`]: structural changes recorded while queries run, made later by
+//! [`World::apply`](crate::World::apply).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::bundle::Bundle;
+use crate::entity::{Entities, Entity};
+use crate::storage::Component;
+use crate::World;
+
+/// A recorded insertion: gives the entity its bundle, `false` if it is gone.
+type InsertFn = Box<dyn FnOnce(&mut World, Entity) -> bool + Send>;
+
+/// One recorded change.
+enum Command {
+    /// Gives an entity (perhaps reserved, flushed by then) its bundle.
+    Insert(Entity, InsertFn),
+    /// Takes a component out and drops it.
+    Remove(Entity, fn(&mut World, Entity) -> bool),
+    /// Despawns an entity.
+    Despawn(Entity),
+}
+
+/// A buffer of structural changes (spawn, despawn, insert, remove), recorded while queries
+/// hold the world and made in order by [`World::apply`](crate::World::apply). It is `Send`:
+/// keep one per thread.
+///
+/// [`spawn`](Commands::spawn) reserves its entity at once ([`Entities::reserve`]), so the id
+/// can be stored in the same frame; the entity becomes alive when the commands are applied.
+///
+/// ```
+/// use dod_world::{Commands, Entity, World};
+///
+/// struct Ttl(u32);
+/// struct Bullet;
+///
+/// let mut world = World::new();
+/// world.spawn((Ttl(0),));
+/// world.spawn((Ttl(3),));
+///
+/// let mut commands = Commands::new();
+/// let w = world.share();
+/// w.query::<(Entity, &Ttl)>().for_each(|(e, ttl)| {
+///     if ttl.0 == 0 {
+///         commands.despawn(e);
+///         commands.spawn(w.entities(), (Bullet,));
+///     }
+/// });
+/// world.apply(&mut commands);
+/// assert_eq!(world.count::<Ttl>(), 1);
+/// assert_eq!(world.count::<Bullet>(), 1);
+/// ```
+#[derive(Default)]
+pub struct Commands {
+    commands: Vec<Command>,
+}
+
+impl Commands {
+    /// An empty buffer. Allocates nothing.
+    ///
+    /// ```
+    /// assert!(dod_world::Commands::new().is_empty());
+    /// ```
+    pub const fn new() -> Self {
+        Commands {
+            commands: Vec::new(),
+        }
+    }
+
+    /// The number of recorded commands.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let mut c = dod_world::Commands::new();
+    /// c.spawn(world.entities(), ());
+    /// assert_eq!(c.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.commands.len()
+    }
+
+    /// Whether nothing is recorded.
+    ///
+    /// ```
+    /// assert!(dod_world::Commands::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// Drops every recorded command unmade. Entities reserved by [`spawn`](Commands::spawn)
+    /// still become alive (with no component) at the world's next flush.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let mut c = dod_world::Commands::new();
+    /// c.spawn(world.entities(), (1u8,));
+    /// c.clear();
+    /// assert!(c.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        self.commands.clear();
+    }
+
+    /// Reserves an entity from `entities` (the world's, from
+    /// [`World::entities`](crate::World::entities) or
+    /// [`Shared::entities`](crate::Shared::entities)) and records that it gets `bundle`.
+    /// Returns the entity, valid from now on.
+    ///
+    /// # Panics
+    ///
+    /// When applied, if `bundle` holds a type twice.
+    ///
+    /// ```
+    /// use dod_world::{Commands, World};
+    /// let mut world = World::new();
+    /// let mut c = Commands::new();
+    /// let e = c.spawn(world.entities(), (7u8,));
+    /// world.apply(&mut c);
+    /// assert_eq!(world.get::<u8>(e), Some(&7));
+    /// ```
+    #[track_caller]
+    pub fn spawn<B: Bundle>(&mut self, entities: &Entities, bundle: B) -> Entity {
+        let e = entities.reserve();
+        self.insert(e, bundle);
+        e
+    }
+
+    /// Records that `e` gets the components of `bundle` (replacing the ones it has).
+    ///
+    /// ```
+    /// use dod_world::{Commands, World};
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// let mut c = Commands::new();
+    /// c.insert(e, (1u8,));
+    /// world.apply(&mut c);
+    /// assert!(world.has::<u8>(e));
+    /// ```
+    pub fn insert<B: Bundle>(&mut self, e: Entity, bundle: B) {
+        self.commands.push(Command::Insert(
+            e,
+            Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok()),
+        ));
+    }
+
+    /// Records that `e` loses its `T` (dropped when applied).
+    ///
+    /// ```
+    /// use dod_world::{Commands, World};
+    /// let mut world = World::new();
+    /// let e = world.spawn((1u8, 'x'));
+    /// let mut c = Commands::new();
+    /// c.remove::<u8>(e);
+    /// world.apply(&mut c);
+    /// assert!(!world.has::<u8>(e) && world.has::<char>(e));
+    /// ```
+    pub fn remove<T: Component>(&mut self, e: Entity) {
+        self.commands.push(Command::Remove(e, |world, e| {
+            let alive = world.is_alive(e);
+            drop(world.remove::<T>(e));
+            alive
+        }));
+    }
+
+    /// Records that `e` is despawned.
+    ///
+    /// ```
+    /// use dod_world::{Commands, World};
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// let mut c = Commands::new();
+    /// c.despawn(e);
+    /// world.apply(&mut c);
+    /// assert!(!world.is_alive(e));
+    /// ```
+    pub fn despawn(&mut self, e: Entity) {
+        self.commands.push(Command::Despawn(e));
+    }
+
+    /// Makes every command, in order; returns how many found their entity gone.
+    pub(crate) fn apply_to(&mut self, world: &mut World) -> usize {
+        let mut skipped = 0;
+        for command in self.commands.drain(..) {
+            let done = match command {
+                Command::Insert(e, f) => f(world, e),
+                Command::Remove(e, f) => f(world, e),
+                Command::Despawn(e) => world.despawn(e),
+            };
+            skipped += usize::from(!done);
+        }
+        skipped
+    }
+}
+
+impl fmt::Debug for Commands {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Commands")
+            .field("len", &self.commands.len())
+            .finish()
+    }
+}

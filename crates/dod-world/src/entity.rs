@@ -1,0 +1,557 @@
+//! [`Entity`] and the allocator that hands entities out, [`Entities`].
+//!
+//! The allocator follows dod's generational slot rules ([`dod::slot`]): a slot's [`Tag`] holds
+//! the generation of its entity and the world's id; a despawned entity's slot keeps its
+//! generation, joins the back of a FIFO queue, and is reused only once at least `min_free`
+//! other slots wait in the queue (keep N free); a slot whose generation reached 65 535 is
+//! retired instead of reused. So a despawned entity never resolves again, in this world or
+//! another.
+//!
+//! # Reservation
+//!
+//! [`Entities::reserve`] takes `&self`: an atomic cursor counts the reservations made since the
+//! last flush, and the n-th reservation names the n-th slot the next allocations would take
+//! (the queue's front, then new slots past the end). The world makes reserved entities alive,
+//! in reservation order, before any structural change ([`World::flush`](crate::World::flush)).
+//!
+//! # Invariants
+//!
+//! 1. `queue[head..]` holds each vacant, non-retired slot exactly once, in the order the slots
+//!    were vacated; `queue[..head]` is spent and holds nothing that matters.
+//! 2. Every tag carries the world id; `live` counts the occupied tags.
+//! 3. `reserved` is 0 whenever `&mut self` is observed by anything but `flush`.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use dod::slot::Tag;
+use dod::Key;
+
+dod::new_handle_type! {
+    /// An entity of a [`World`](crate::World): a 64-bit generational id (index 32 bits,
+    /// generation 16, the world's id 15).
+    ///
+    /// An entity stays valid until it is despawned; after that it is *stale* for good: every
+    /// lookup with it answers `None`, `false` or [`NoSuchEntity`](crate::NoSuchEntity), and
+    /// no component of it ever shows up under another entity. Entities of another world are
+    /// refused the same way (their world id differs). `Option<Entity>` is 8 bytes.
+    ///
+    /// ```
+    /// use dod_world::{Entity, World};
+    /// let mut world = World::new();
+    /// let e: Entity = world.spawn((1u32,));
+    /// assert!(world.is_alive(e));
+    /// world.despawn(e);
+    /// assert!(!world.is_alive(e));
+    /// assert_eq!(core::mem::size_of::<Option<Entity>>(), 8);
+    /// ```
+    pub struct Entity;
+}
+
+impl Entity {
+    /// The slot index: the key that component storages are indexed by.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// assert_eq!(world.spawn(()).index(), 0);
+    /// ```
+    #[inline]
+    pub fn index(self) -> u32 {
+        Key::index(self)
+    }
+
+    /// The generation of the slot when the entity was spawned.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// assert_eq!(world.spawn(()).generation(), 1);
+    /// ```
+    #[inline]
+    pub fn generation(self) -> u16 {
+        Key::generation(self).get()
+    }
+
+    /// The entity as 64 bits, for files, scripts and the network; [`from_bits`](Entity::from_bits)
+    /// reads it back.
+    ///
+    /// ```
+    /// use dod_world::{Entity, World};
+    /// let mut world = World::new();
+    /// let e = world.spawn(());
+    /// assert_eq!(Entity::from_bits(e.to_bits()), Some(e));
+    /// ```
+    #[inline]
+    pub fn to_bits(self) -> u64 {
+        self.raw().to_bits()
+    }
+
+    /// An entity from [`to_bits`](Entity::to_bits), or `None` for a pattern no world hands
+    /// out. A well-formed but forged entity is still checked by the world it is used with.
+    ///
+    /// ```
+    /// assert_eq!(dod_world::Entity::from_bits(0), None);
+    /// ```
+    #[inline]
+    pub fn from_bits(bits: u64) -> Option<Entity> {
+        dod::Handle::from_bits(bits).map(Entity::from_raw)
+    }
+}
+
+/// The entity allocator of a [`World`](crate::World): which entities are alive, and which
+/// slots the next spawns take. Reached through [`World::entities`](crate::World::entities)
+/// and [`Shared::entities`](crate::Shared::entities).
+pub struct Entities {
+    tags: Vec<Tag>,
+    queue: Vec<u32>,
+    head: usize,
+    min_free: u32,
+    live: u32,
+    world_id: u16,
+    reserved: AtomicUsize,
+}
+
+/// The most slots a world has: every index an [`Entity`] can carry.
+const MAX_SLOTS: usize = (u32::MAX - 1) as usize + 1;
+
+impl Entities {
+    pub(crate) fn new(world_id: u16, min_free: u32) -> Self {
+        Entities {
+            tags: Vec::new(),
+            queue: Vec::new(),
+            head: 0,
+            min_free,
+            live: 0,
+            world_id,
+            reserved: AtomicUsize::new(0),
+        }
+    }
+
+    /// The number of live entities (reserved ones count once the world has flushed them).
+    /// O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// world.spawn(());
+    /// assert_eq!(world.entities().len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.live as usize
+    }
+
+    /// Whether no entity is alive. O(1).
+    ///
+    /// ```
+    /// assert!(dod_world::World::new().entities().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Whether `e` is alive in this world: spawned here and not despawned since. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// assert!(world.entities().is_alive(e));
+    /// ```
+    #[inline]
+    pub fn is_alive(&self, e: Entity) -> bool {
+        self.tags
+            .get(e.index() as usize)
+            .is_some_and(|t| t.matches(e))
+    }
+
+    /// The number of slots ever used: live, vacant and retired. Entity indices are below it.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// world.despawn(e);
+    /// assert_eq!((world.entities().len(), world.entities().slot_count()), (0, 1));
+    /// ```
+    #[inline]
+    pub fn slot_count(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// How many vacant slots are kept back before one is reused (keep N free).
+    ///
+    /// ```
+    /// let world = dod_world::World::builder().min_free(16).build();
+    /// assert_eq!(world.entities().min_free(), 16);
+    /// ```
+    #[inline]
+    pub fn min_free(&self) -> u32 {
+        self.min_free
+    }
+
+    /// The id this world stamps into its entities.
+    ///
+    /// ```
+    /// let a = dod_world::World::new();
+    /// let b = dod_world::World::new();
+    /// assert_ne!(a.entities().world_id(), b.entities().world_id());
+    /// ```
+    #[inline]
+    pub fn world_id(&self) -> u16 {
+        self.world_id
+    }
+
+    /// Names an entity that the world will make alive, without changing anything: callable
+    /// from several threads at once. The entity becomes alive (with no component) at the
+    /// world's next flush, which every structural change and
+    /// [`World::apply`](crate::World::apply) do first; until then
+    /// [`is_alive`](Entities::is_alive) is `false` for it.
+    ///
+    /// # Panics
+    ///
+    /// If every index an entity can carry is in use (2³² − 1 slots).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.entities().reserve();
+    /// assert!(!world.is_alive(e));
+    /// world.flush();
+    /// assert!(world.is_alive(e));
+    /// ```
+    #[track_caller]
+    pub fn reserve(&self) -> Entity {
+        let n = self.reserved.fetch_add(1, Ordering::Relaxed);
+        let reuse = self.reusable();
+        if n < reuse {
+            let index = self.queue[self.head + n];
+            let tag = self.tags[index as usize];
+            // Queued slots are not retired (invariant 1), so they can be occupied.
+            return occupied(tag).to_key(index);
+        }
+        let index = self.tags.len() + (n - reuse);
+        assert!(
+            index < MAX_SLOTS,
+            "World is full: every entity index is in use or retired"
+        );
+        occupied(Tag::vacant(0, self.world_id)).to_key(index as u32)
+    }
+
+    /// Queued slots that the next allocations may take, beyond the `min_free` kept back.
+    #[inline]
+    fn reusable(&self) -> usize {
+        (self.queue.len() - self.head).saturating_sub(self.min_free as usize)
+    }
+
+    /// Makes every reserved entity alive, in reservation order; returns how many there were.
+    pub(crate) fn flush(&mut self) -> usize {
+        let n = core::mem::take(self.reserved.get_mut());
+        if n == 0 {
+            return 0;
+        }
+        let reuse = n.min(self.reusable());
+        for _ in 0..reuse {
+            self.pop_queued();
+        }
+        let grown = n - reuse;
+        let tag = occupied(Tag::vacant(0, self.world_id));
+        self.tags.resize(self.tags.len() + grown, tag);
+        self.live += n as u32;
+        n
+    }
+
+    /// Takes the slot at the front of the queue and occupies it.
+    #[inline]
+    fn pop_queued(&mut self) -> u32 {
+        let index = self.queue[self.head];
+        self.head += 1;
+        let t = &mut self.tags[index as usize];
+        *t = occupied(*t);
+        index
+    }
+
+    /// Makes a new entity alive. The caller has flushed.
+    ///
+    /// # Panics
+    ///
+    /// If every index is in use or retired.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn alloc(&mut self) -> Entity {
+        debug_assert_eq!(*self.reserved.get_mut(), 0);
+        let can_grow = self.tags.len() < MAX_SLOTS;
+        let queued = self.queue.len() - self.head;
+        let index = if queued > self.min_free as usize || (!can_grow && queued > 0) {
+            self.pop_queued()
+        } else if can_grow {
+            let index = self.tags.len() as u32;
+            self.tags.push(occupied(Tag::vacant(0, self.world_id)));
+            index
+        } else {
+            panic!("World is full: every entity index is in use or retired")
+        };
+        self.live += 1;
+        self.tags[index as usize].to_key(index)
+    }
+
+    /// Room for `additional` more entities without reallocating.
+    pub(crate) fn reserve_capacity(&mut self, additional: usize) {
+        let reuse = self.reusable();
+        self.tags.reserve(additional.saturating_sub(reuse));
+    }
+
+    /// Ends `e`'s life; `false` if it was not alive. Its slot joins the back of the queue,
+    /// or retires if its generations are spent.
+    pub(crate) fn free(&mut self, e: Entity) -> bool {
+        debug_assert_eq!(*self.reserved.get_mut(), 0);
+        let i = e.index() as usize;
+        match self.tags.get_mut(i) {
+            Some(t) if t.matches(e) => {
+                *t = t.vacate();
+                if !t.is_retired() {
+                    self.enqueue(i as u32);
+                }
+                self.live -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn enqueue(&mut self, index: u32) {
+        // Drop the spent front once it is most of the buffer: amortised O(1) per slot.
+        if self.head > 64 && self.head * 2 > self.queue.len() {
+            self.queue.drain(..self.head);
+            self.head = 0;
+        }
+        self.queue.push(index);
+    }
+
+    /// Whether slot `index` holds a live entity.
+    #[inline]
+    pub(crate) fn is_occupied(&self, index: u32) -> bool {
+        self.tags
+            .get(index as usize)
+            .is_some_and(|t| !t.is_vacant())
+    }
+
+    /// The live entity at `index` (the caller knows it is alive).
+    #[inline]
+    pub(crate) fn entity_at(&self, index: u32) -> Entity {
+        self.tags[index as usize].to_key(index)
+    }
+
+    /// Ends every entity's life, in index order.
+    pub(crate) fn clear(&mut self) {
+        debug_assert_eq!(*self.reserved.get_mut(), 0);
+        for i in 0..self.tags.len() {
+            let t = self.tags[i];
+            if !t.is_vacant() {
+                let t = t.vacate();
+                self.tags[i] = t;
+                if !t.is_retired() {
+                    self.enqueue(i as u32);
+                }
+            }
+        }
+        self.live = 0;
+    }
+
+    /// The live entities, in index order. O(slots).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.tags
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_vacant())
+            .map(|(i, t)| t.to_key(i as u32))
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.tags.capacity() * core::mem::size_of::<Tag>()
+            + self.queue.capacity() * core::mem::size_of::<u32>()
+    }
+
+    /// The queued slots, oldest first.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn queued(&self) -> &[u32] {
+        &self.queue[self.head..]
+    }
+
+    /// The slot tags, for saving.
+    #[allow(dead_code)]
+    pub(crate) fn tags(&self) -> &[Tag] {
+        &self.tags
+    }
+
+    /// An allocator from saved parts, checked: every tag carries `world_id`, the queue holds
+    /// exactly the vacant, non-retired slots, each once.
+    #[allow(dead_code)]
+    pub(crate) fn from_parts(
+        world_id: u16,
+        min_free: u32,
+        tags: Vec<Tag>,
+        queue: Vec<u32>,
+    ) -> Result<Self, &'static str> {
+        if tags.len() > MAX_SLOTS {
+            return Err("more entity slots than an entity index can name");
+        }
+        let mut live = 0u32;
+        let mut reusable = 0usize;
+        for t in &tags {
+            if t.type_id() != world_id {
+                return Err("an entity slot carries another world id");
+            }
+            if t.is_vacant() {
+                if !t.is_retired() {
+                    reusable += 1;
+                }
+            } else if t.generation() == 0 {
+                return Err("an occupied entity slot at generation 0");
+            } else {
+                live += 1;
+            }
+        }
+        let mut seen = alloc::vec![false; tags.len()];
+        for &i in &queue {
+            let t = tags
+                .get(i as usize)
+                .ok_or("the free queue names a slot out of range")?;
+            if !t.is_vacant() || t.is_retired() {
+                return Err("the free queue names a live or retired slot");
+            }
+            if core::mem::replace(&mut seen[i as usize], true) {
+                return Err("the free queue names a slot twice");
+            }
+        }
+        if queue.len() != reusable {
+            return Err("a vacant entity slot is missing from the free queue");
+        }
+        Ok(Entities {
+            tags,
+            queue,
+            head: 0,
+            min_free,
+            live,
+            world_id,
+            reserved: AtomicUsize::new(0),
+        })
+    }
+
+    /// Checks every invariant; for tests.
+    pub(crate) fn assert_invariants(&self) {
+        assert_eq!(
+            self.reserved.load(Ordering::Relaxed),
+            0,
+            "unflushed reservations"
+        );
+        let mut queued = alloc::vec![false; self.tags.len()];
+        for &i in self.queued() {
+            let t = self.tags[i as usize];
+            assert!(
+                t.is_vacant() && !t.is_retired(),
+                "queued slot {i} is not reusable"
+            );
+            assert!(
+                !core::mem::replace(&mut queued[i as usize], true),
+                "slot {i} queued twice"
+            );
+        }
+        let mut live = 0;
+        for (i, t) in self.tags.iter().enumerate() {
+            assert_eq!(t.type_id(), self.world_id, "world id of slot {i}");
+            if t.is_vacant() {
+                assert_eq!(!t.is_retired(), queued[i], "slot {i} queued iff reusable");
+            } else {
+                live += 1;
+            }
+        }
+        assert_eq!(live, self.live, "live count");
+    }
+}
+
+/// The tag of a reusable vacant slot once occupied.
+#[inline]
+fn occupied(t: Tag) -> Tag {
+    // Callers only pass vacant slots that are not retired, or occupied tags.
+    t.occupy().unwrap_or(t)
+}
+
+impl core::fmt::Debug for Entities {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Entities")
+            .field("live", &self.live)
+            .field("slots", &self.tags.len())
+            .field("queued", &(self.queue.len() - self.head))
+            .field("min_free", &self.min_free)
+            .field("world_id", &self.world_id)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_reuse_keeps_min_free_back() {
+        let mut es = Entities::new(1, 2);
+        let a = es.alloc();
+        let b = es.alloc();
+        let c = es.alloc();
+        assert!(es.free(b));
+        assert!(es.free(a));
+        // Two queued, two kept back: a new slot.
+        let d = es.alloc();
+        assert_eq!(d.index(), 3);
+        assert!(es.free(c));
+        // Three queued: the oldest (b's slot) comes back, a generation on.
+        let e = es.alloc();
+        assert_eq!((e.index(), e.generation()), (b.index(), 2));
+        assert!(!es.is_alive(b) && es.is_alive(e));
+        es.assert_invariants();
+    }
+
+    #[test]
+    fn reservations_name_what_flush_makes_alive() {
+        let mut es = Entities::new(3, 0);
+        let a = es.alloc();
+        let b = es.alloc();
+        es.free(a);
+        let r: Vec<Entity> = (0..3).map(|_| es.reserve()).collect();
+        assert_eq!(r[0].index(), a.index());
+        assert_eq!(r[0].generation(), 2);
+        assert_eq!((r[1].index(), r[2].index()), (2, 3));
+        assert!(r.iter().all(|&e| !es.is_alive(e)));
+        assert_eq!(es.flush(), 3);
+        assert!(r.iter().all(|&e| es.is_alive(e)));
+        assert!(es.is_alive(b));
+        assert_eq!(es.len(), 4);
+        es.assert_invariants();
+    }
+
+    #[test]
+    fn a_slot_retires_instead_of_wrapping() {
+        let mut es = Entities::new(1, 0);
+        let mut last = es.alloc();
+        for _ in 1..u16::MAX {
+            es.free(last);
+            last = es.alloc();
+            assert_eq!(last.index(), 0);
+        }
+        assert_eq!(last.generation(), u16::MAX);
+        es.free(last);
+        let next = es.alloc();
+        assert_eq!(next.index(), 1, "slot 0 is retired");
+        es.assert_invariants();
+    }
+
+    #[test]
+    fn foreign_entities_are_not_alive() {
+        let mut a = Entities::new(1, 0);
+        let b = Entities::new(2, 0);
+        let e = a.alloc();
+        assert!(!b.is_alive(e));
+        let mut b = b;
+        let f = b.alloc();
+        assert_eq!(e.index(), f.index());
+        assert!(!b.is_alive(e) && !a.is_alive(f));
+    }
+}

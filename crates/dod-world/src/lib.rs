@@ -1,0 +1,81 @@
+//! An entity world built from [`dod`]'s containers: generational entities, one sparse-set
+//! storage per component type, queries that drive from the smallest storage, deferred
+//! commands, and per-entity dynamic data.
+//!
+//! [`World`] is where dod's parts meet, and where their seams are sealed: entities come from
+//! one allocator that follows dod's slot rules (FIFO reuse, keep N free, retirement before a
+//! generation wraps), liveness is checked once where an entity enters the API, and despawning
+//! removes every component, so no component of a dead entity ever shows up under another.
+//!
+//! # Example
+//!
+//! ```
+//! use dod_world::{Commands, Entity, World};
+//!
+//! struct Pos([f32; 2]);
+//! struct Vel([f32; 2]);
+//! struct Bullet;
+//! struct Laser;
+//!
+//! let mut world = World::new();
+//! for i in 0..10 {
+//!     let e = world.spawn((Pos([i as f32, 0.0]), Vel([0.0, 1.0])));
+//!     if i % 2 == 0 {
+//!         world.insert(e, (Bullet,)).unwrap();
+//!     }
+//!     if i % 3 == 0 {
+//!         world.insert(e, (Laser,)).unwrap();
+//!     }
+//! }
+//!
+//! // A system: move everything.
+//! world.query::<(&mut Pos, &Vel)>().for_each(|(p, v)| {
+//!     p.0[0] += v.0[0];
+//!     p.0[1] += v.0[1];
+//! });
+//!
+//! // "Bullets AND lasers": tags are presence bits, combined by the query.
+//! let hot: Vec<Entity> = world.query::<Entity>().with::<Bullet>().with::<Laser>().iter().collect();
+//! assert_eq!(hot.len(), 2); // 0 and 6
+//!
+//! // Structural changes while a query runs go through commands.
+//! let mut commands = Commands::new();
+//! world.query::<(Entity, &Pos)>().for_each(|(e, p)| {
+//!     if p.0[0] > 7.0 {
+//!         commands.despawn(e);
+//!     }
+//! });
+//! world.apply(&mut commands);
+//! assert_eq!(world.len(), 8);
+//! ```
+//!
+//! # When to use the world, when a container alone
+//!
+//! Use the world when entities have varying sets of components and systems ask for
+//! combinations of them. Use a container alone when one kind of object is created and
+//! destroyed in bulk and walked by one system ([`dod::HandleMap`], [`dod::Pool`]), or when
+//! an engine keeps its own entity ids and needs one storage ([`dod::SparseSet`]).
+//!
+//! # Features
+//!
+//! - `rayon`: [`Query::par_for_each`].
+//! - `serde`: saving and loading a world, components registered for saving by name.
+#![cfg_attr(docsrs, feature(doc_auto_cfg))]
+
+extern crate alloc;
+
+mod bundle;
+mod commands;
+mod entity;
+mod error;
+pub mod query;
+mod storage;
+mod world;
+
+pub use bundle::Bundle;
+pub use commands::Commands;
+pub use entity::{Entities, Entity};
+pub use error::NoSuchEntity;
+pub use query::{Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without};
+pub use storage::{Component, ComponentId};
+pub use world::{EntityMut, EntityRef, Shared, SpawnBatch, World, WorldBuilder, DEFAULT_MIN_FREE};

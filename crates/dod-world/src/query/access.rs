@@ -1,0 +1,134 @@
+//! Which storages a query reads and writes, the check that one query never asks for a
+//! component mutably twice (or mutably and shared), and the runtime borrow flags of the shared
+//! form.
+
+use alloc::vec::Vec;
+
+use crate::storage::{Component, ComponentId};
+use crate::World;
+
+/// How a query uses a storage.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[allow(unreachable_pub)]
+pub enum Kind {
+    /// Hands out `&T`.
+    Read,
+    /// Hands out `&mut T`.
+    Write,
+    /// Tests presence only (the sparse side, which no query writes).
+    Filter,
+}
+
+/// One storage a query uses, and how. (Public only so that the query traits can name it; not
+/// reachable outside.)
+#[derive(Copy, Clone, Debug)]
+#[allow(unreachable_pub)]
+pub struct Access {
+    pub(crate) id: ComponentId,
+    pub(crate) name: &'static str,
+    pub(crate) kind: Kind,
+}
+
+impl Access {
+    /// Records that the query uses `T` as `kind` (nothing if `T` is not registered: no storage,
+    /// nothing to borrow).
+    pub(crate) fn push<T: Component>(world: &World, kind: Kind, out: &mut Vec<Access>) {
+        if let Some(id) = world.components().id::<T>() {
+            out.push(Access {
+                id,
+                name: core::any::type_name::<T>(),
+                kind,
+            });
+        }
+    }
+}
+
+/// Panics if one query asks for a component mutably twice, or mutably and shared.
+#[track_caller]
+pub(crate) fn check_conflicts(accesses: &[Access]) {
+    for (i, a) in accesses.iter().enumerate() {
+        for b in &accesses[i + 1..] {
+            if a.id != b.id {
+                continue;
+            }
+            match (a.kind, b.kind) {
+                (Kind::Write, Kind::Write) => panic!(
+                    "a query asks for `{}` mutably twice; ask for each component once",
+                    a.name
+                ),
+                (Kind::Write, Kind::Read) | (Kind::Read, Kind::Write) => panic!(
+                    "a query asks for `{}` both mutably and shared; ask for it once, mutably",
+                    a.name
+                ),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The borrow flags a query of the shared form holds, released when dropped.
+pub(crate) struct Held<'w> {
+    world: &'w World,
+    /// `(column, exclusive)`.
+    held: Vec<(ComponentId, bool)>,
+}
+
+impl<'w> Held<'w> {
+    /// Takes every flag `accesses` needs: exclusive for a column written, shared otherwise.
+    ///
+    /// # Panics
+    ///
+    /// If a column is borrowed in a way that conflicts (by another query running at the same
+    /// time); the flags taken so far are released first.
+    #[track_caller]
+    pub(crate) fn acquire(world: &'w World, accesses: &[Access]) -> Self {
+        let mut held = Held {
+            world,
+            held: Vec::with_capacity(accesses.len()),
+        };
+        let mut wanted: Vec<(ComponentId, &'static str, bool)> = Vec::new();
+        for a in accesses {
+            let write = a.kind == Kind::Write;
+            match wanted.iter_mut().find(|w| w.0 == a.id) {
+                Some(w) => w.2 |= write,
+                None => wanted.push((a.id, a.name, write)),
+            }
+        }
+        for (id, name, write) in wanted {
+            let column = &world.components().columns[id.index()];
+            let ok = if write {
+                column.borrow.try_write()
+            } else {
+                column.borrow.try_read()
+            };
+            if !ok {
+                let by = if column.borrow.is_writing() {
+                    "mutably"
+                } else {
+                    "shared"
+                };
+                drop(held);
+                panic!(
+                    "`{name}` is already borrowed {by} by a query running at the same time; \
+                     cannot borrow it {}",
+                    if write { "mutably" } else { "shared" }
+                );
+            }
+            held.held.push((id, write));
+        }
+        held
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        for &(id, write) in &self.held {
+            let b = &self.world.components().columns[id.index()].borrow;
+            if write {
+                b.release_write();
+            } else {
+                b.release_read();
+            }
+        }
+    }
+}

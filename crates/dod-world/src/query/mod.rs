@@ -1,0 +1,473 @@
+//! Queries: every entity that has a set of components, with references to them.
+//!
+//! A query drives from the smallest storage it requires (its dense slice of entity indices,
+//! or a tag's bits) and probes the other storages by index: the cost is that of the smallest
+//! storage, with one sparse lookup per other component and no hashing per entity. Every
+//! element is prepared once per run, so the loop itself touches only the storages.
+//!
+//! Forms:
+//! - [`for_each`](Query::for_each): internal iteration, the fast path;
+//! - [`iter`](Query::iter) and `IntoIterator`: an [`Iterator`];
+//! - [`get`](Query::get): one entity;
+//! - [`par_for_each`](Query::par_for_each) (feature `rayon`): the driver's entities split
+//!   over threads.
+//!
+//! A query asking for one component mutably twice, or mutably and shared, panics naming the
+//! type the first time it runs.
+
+pub(crate) mod access;
+mod data;
+mod filter;
+
+use alloc::vec::Vec;
+use core::marker::PhantomData;
+
+use dod::BitSet;
+
+use crate::entity::Entity;
+use crate::World;
+use access::{check_conflicts, Access, Held};
+
+use data::Driver;
+pub use data::{QueryData, ReadOnlyQueryData};
+pub use filter::{QueryFilter, With, Without};
+
+/// A prepared run: the elements' and filters' states, and the driver (`None`: every live
+/// entity, for a query that requires no component).
+struct Run<'w, Q: QueryData, F: QueryFilter> {
+    data: Q::State<'w>,
+    filter: F::State<'w>,
+    driver: Option<Driver<'w>>,
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
+    /// Prepares every element and filter, with no driver; `None` if no entity can match.
+    ///
+    /// # Safety
+    ///
+    /// The query's accesses were checked against each other, and the caller may access the
+    /// world as they declare for `'w` (see [`Query::new`]).
+    #[allow(unsafe_code)]
+    unsafe fn prepare(world: &'w World) -> Option<Self> {
+        Some(Run {
+            // SAFETY: forwarded contract.
+            data: unsafe { Q::prepare(world)? },
+            filter: F::prepare(world)?,
+            driver: None,
+        })
+    }
+
+    /// Picks the smallest required storage as the driver.
+    fn drive(mut self) -> Self {
+        let mut best = None;
+        let mut n = 0;
+        Q::offer(&self.data, &mut n, &mut best);
+        let mut m = n;
+        F::offer(&self.filter, &mut m, &mut best);
+        if let Some(c) = best {
+            Q::choose(&mut self.data, &mut 0, c.which);
+            self.driver = Some(c.driver);
+        }
+        self
+    }
+}
+
+/// The entities that have the components of `Q` and pass the filter `F`, with references to
+/// the components. Made by [`World::query`], [`World::query_ref`] and [`Shared::query`].
+///
+/// `Q` is [`Entity`], `&T`, `&mut T`, `Option<&T>`, `Option<&mut T>` or a tuple of them; `F`
+/// is added with [`with`](Query::with) and [`without`](Query::without).
+///
+/// ```
+/// use dod_world::{Entity, World};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Pos(f32);
+/// struct Vel(f32);
+///
+/// let mut world = World::new();
+/// let a = world.spawn((Pos(0.0), Vel(1.0)));
+/// let b = world.spawn((Pos(5.0),));
+///
+/// world.query::<(&mut Pos, &Vel)>().for_each(|(p, v)| p.0 += v.0);
+/// assert_eq!(world.get::<Pos>(a), Some(&Pos(1.0)));
+///
+/// let still: Vec<Entity> = world.query::<Entity>().with::<Pos>().without::<Vel>().iter().collect();
+/// assert_eq!(still, [b]);
+/// ```
+///
+/// [`Shared::query`]: crate::Shared::query
+#[must_use = "a query does nothing until it runs: for_each, iter, get"]
+pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
+    world: &'w World,
+    /// Whether runs take the storages' borrow flags (the shared form).
+    checked: bool,
+    /// The flags held, once a run has taken them (released on drop).
+    held: Option<Held<'w>>,
+    /// Whether the query's own accesses were checked for conflicts.
+    verified: bool,
+    _types: Types<Q, F>,
+}
+
+/// The query's element and filter types, held by a query that stores neither.
+type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
+
+impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
+    /// A query over `world`, which the caller may access as `Q` and `F` declare: exclusively
+    /// (it holds `&mut World`, or `Q` is read-only and it holds `&World`), or, with `checked`,
+    /// through the storages' borrow flags.
+    pub(crate) fn new(world: &'w World, checked: bool) -> Self {
+        Query {
+            world,
+            checked,
+            held: None,
+            verified: false,
+            _types: PhantomData,
+        }
+    }
+
+    /// The query, keeping only entities that also have a `T` (not handed out).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// struct Frozen;
+    /// let mut world = World::new();
+    /// world.spawn((1u8, Frozen));
+    /// world.spawn((2u8,));
+    /// assert_eq!(world.query::<&u8>().with::<Frozen>().iter().count(), 1);
+    /// ```
+    pub fn with<T: crate::Component>(self) -> Query<'w, Q, (F, With<T>)> {
+        Query::new(self.world, self.checked)
+    }
+
+    /// The query, keeping only entities that have no `T`.
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// struct Frozen;
+    /// let mut world = World::new();
+    /// world.spawn((1u8, Frozen));
+    /// world.spawn((2u8,));
+    /// let v: Vec<u8> = world.query::<&u8>().without::<Frozen>().iter().copied().collect();
+    /// assert_eq!(v, [2]);
+    /// ```
+    pub fn without<T: crate::Component>(self) -> Query<'w, Q, (F, Without<T>)> {
+        Query::new(self.world, self.checked)
+    }
+
+    /// Checks the query's accesses once, and takes the borrow flags in the shared form.
+    #[track_caller]
+    fn access(&mut self) {
+        if self.verified {
+            return;
+        }
+        let mut accesses: Vec<Access> = Vec::new();
+        Q::access(self.world, &mut accesses);
+        F::access(self.world, &mut accesses);
+        check_conflicts(&accesses);
+        if self.checked {
+            self.held = Some(Held::acquire(self.world, &accesses));
+        }
+        self.verified = true;
+    }
+
+    /// Prepares a run for `'q`, without a driver, or `None` if no entity can match.
+    #[track_caller]
+    fn prepare<'q>(&'q mut self) -> Option<Run<'q, Q, F>> {
+        self.access();
+        // SAFETY: `access` checked that the query's own elements do not conflict, and the
+        // query has the use of what it declares for as long as `&mut self` is borrowed:
+        // through `&mut World` (made from it), through `&World` for a read-only `Q`, or
+        // through the borrow flags it now holds. Items of the run borrow `self`, so no two
+        // runs overlap.
+        #[allow(unsafe_code)]
+        unsafe {
+            Run::prepare(self.world)
+        }
+    }
+
+    /// Calls `f` with the item of every matching entity, driving from the smallest required
+    /// storage. O(smallest storage × components).
+    ///
+    /// # Panics
+    ///
+    /// If `Q` asks for a component mutably twice, or mutably and shared; in the shared form,
+    /// if a storage is borrowed by another query in a conflicting way. If `f` panics, the
+    /// panic goes on after the query's borrows are released; the world stays valid.
+    ///
+    /// A query with no required component (only `Entity` and `Option`s) visits every live
+    /// entity.
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// world.spawn((1u32, 10u64));
+    /// world.spawn((2u32,));
+    /// let mut sum = 0;
+    /// world.query::<(&u32, Option<&u64>)>().for_each(|(a, b)| sum += *a as u64 + b.copied().unwrap_or(0));
+    /// assert_eq!(sum, 13);
+    /// ```
+    #[track_caller]
+    pub fn for_each(&mut self, mut f: impl FnMut(Q::Item<'_>)) {
+        let entities = self.world.entities();
+        let Some(run) = self.prepare().map(Run::drive) else {
+            return;
+        };
+        let Run {
+            data,
+            filter,
+            driver,
+        } = &run;
+        let mut visit = |index: u32, pos: usize| {
+            if !F::matches(filter, index) {
+                return;
+            }
+            // SAFETY: every index comes once from the driver (a dense slice of distinct
+            // indices of live entities, or the bits of a tag); the item borrows the run.
+            #[allow(unsafe_code)]
+            if let Some(item) = unsafe { Q::fetch(data, index, pos) } {
+                f(Q::shrink(item));
+            }
+        };
+        match driver {
+            Some(Driver::Dense(indices)) => {
+                for (pos, &index) in indices.iter().enumerate() {
+                    visit(index, pos);
+                }
+            }
+            Some(Driver::Bits(bits)) => bits.for_each(|index| visit(index, usize::MAX)),
+            None => {
+                for e in entities.iter() {
+                    visit(e.index(), usize::MAX);
+                }
+            }
+        }
+    }
+
+    /// The items of every matching entity, as an iterator (see [`for_each`](Query::for_each),
+    /// which is faster for a plain loop).
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// world.spawn((1u32,));
+    /// world.spawn((2u32,));
+    /// let total: u32 = world.query::<&u32>().iter().sum();
+    /// assert_eq!(total, 3);
+    /// ```
+    #[track_caller]
+    pub fn iter(&mut self) -> QueryIter<'_, Q, F> {
+        let world = self.world;
+        QueryIter {
+            cursor: Cursor::new(self.prepare().map(Run::drive), world),
+        }
+    }
+
+    /// The item of entity `e`, or `None` if `e` is not alive or lacks a component the query
+    /// requires (or fails its filter). O(components).
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// let e = world.spawn((1u32, 2.5f32));
+    /// let f = world.spawn((3u32,));
+    /// let mut q = world.query::<(&mut u32, &f32)>();
+    /// if let Some((a, b)) = q.get(e) {
+    ///     *a += *b as u32;
+    /// }
+    /// assert!(q.get(f).is_none());
+    /// drop(q);
+    /// assert_eq!(world.get::<u32>(e), Some(&3));
+    /// ```
+    #[track_caller]
+    pub fn get(&mut self, e: Entity) -> Option<Q::Item<'_>> {
+        if !self.world.entities().is_alive(e) {
+            return None;
+        }
+        let run = self.prepare()?;
+        let index = e.index();
+        if !F::matches(&run.filter, index) {
+            return None;
+        }
+        // SAFETY: `e` is alive; the run is fresh and has no driver (so every element looks
+        // `index` up), and the item borrows `self`, so no other item of it is live.
+        #[allow(unsafe_code)]
+        let item = unsafe { Q::fetch(&run.data, index, usize::MAX) };
+        item.map(Q::shrink)
+    }
+
+    /// The number of matching entities. O(smallest storage).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// world.spawn((1u32,));
+    /// assert_eq!(world.query::<&u32>().count(), 1);
+    /// ```
+    #[track_caller]
+    pub fn count(&mut self) -> usize {
+        let mut n = 0;
+        self.for_each(|_| n += 1);
+        n
+    }
+}
+
+/// A run being walked one entity at a time.
+struct Cursor<'w, Q: QueryData, F: QueryFilter> {
+    run: Option<Run<'w, Q, F>>,
+    walk: Walk<'w>,
+}
+
+/// Where a cursor is.
+enum Walk<'w> {
+    Dense { indices: &'w [u32], pos: usize },
+    Bits(dod::bits::Iter<&'w BitSet>),
+    All { world: &'w World, next: u32 },
+    Done,
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
+    fn new(run: Option<Run<'w, Q, F>>, world: &'w World) -> Self {
+        let walk = match run.as_ref().map(|r| r.driver) {
+            None => Walk::Done,
+            Some(Some(Driver::Dense(indices))) => Walk::Dense { indices, pos: 0 },
+            Some(Some(Driver::Bits(bits))) => Walk::Bits(bits.iter()),
+            Some(None) => Walk::All { world, next: 0 },
+        };
+        Cursor { run, walk }
+    }
+
+    /// The next matching item.
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'w>> {
+        let run = self.run.as_ref()?;
+        loop {
+            let (index, pos) = match &mut self.walk {
+                Walk::Dense { indices, pos } => {
+                    let p = *pos;
+                    let index = *indices.get(p)?;
+                    *pos += 1;
+                    (index, p)
+                }
+                Walk::Bits(it) => (it.next()?, usize::MAX),
+                Walk::All { world, next } => {
+                    let es = world.entities();
+                    loop {
+                        let i = *next;
+                        if i as usize >= es.slot_count() {
+                            return None;
+                        }
+                        *next += 1;
+                        if es.is_occupied(i) {
+                            break (i, usize::MAX);
+                        }
+                    }
+                }
+                Walk::Done => return None,
+            };
+            if !F::matches(&run.filter, index) {
+                continue;
+            }
+            // SAFETY: the walk yields each index once; items borrow the cursor's run for
+            // `'w`, which the iterator holds.
+            #[allow(unsafe_code)]
+            if let Some(item) = unsafe { Q::fetch(&run.data, index, pos) } {
+                return Some(item);
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.walk {
+            Walk::Dense { indices, pos } => (0, Some(indices.len() - pos)),
+            Walk::Done => (0, Some(0)),
+            _ => (0, None),
+        }
+    }
+}
+
+/// An iterator over a query's items; made by [`Query::iter`].
+pub struct QueryIter<'q, Q: QueryData, F: QueryFilter> {
+    cursor: Cursor<'q, Q, F>,
+}
+
+impl<'q, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'q, Q, F> {
+    type Item = Q::Item<'q>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'q>> {
+        self.cursor.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.cursor.size_hint()
+    }
+}
+
+impl<'q, 'w, Q: QueryData, F: QueryFilter> IntoIterator for &'q mut Query<'w, Q, F> {
+    type Item = Q::Item<'q>;
+    type IntoIter = QueryIter<'q, Q, F>;
+
+    fn into_iter(self) -> QueryIter<'q, Q, F> {
+        self.iter()
+    }
+}
+
+/// An iterator that owns its query; made by `Query::into_iter`.
+pub struct QueryIntoIter<'w, Q: QueryData, F: QueryFilter> {
+    cursor: Cursor<'w, Q, F>,
+    _held: Option<Held<'w>>,
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIntoIter<'w, Q, F> {
+    type Item = Q::Item<'w>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'w>> {
+        self.cursor.next()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.cursor.size_hint()
+    }
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F> {
+    type Item = Q::Item<'w>;
+    type IntoIter = QueryIntoIter<'w, Q, F>;
+
+    /// The items, for as long as the world is borrowed.
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// world.spawn((1u32,));
+    /// let refs: Vec<&mut u32> = world.query::<&mut u32>().into_iter().collect();
+    /// assert_eq!(refs.len(), 1);
+    /// ```
+    #[track_caller]
+    fn into_iter(mut self) -> QueryIntoIter<'w, Q, F> {
+        self.access();
+        let held = self.held.take();
+        let world = self.world;
+        // SAFETY: as in `Query::prepare`: the accesses were checked, and the flags (if any)
+        // move into the iterator with the run; the query is consumed, so nothing else runs it.
+        #[allow(unsafe_code)]
+        let run = unsafe { Run::prepare(world) }.map(Run::drive);
+        QueryIntoIter {
+            cursor: Cursor::new(run, world),
+            _held: held,
+        }
+    }
+}
+
+#[cfg(feature = "rayon")]
+mod par;
