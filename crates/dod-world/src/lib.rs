@@ -69,6 +69,8 @@ mod commands;
 mod entity;
 mod error;
 pub mod query;
+#[cfg(feature = "serde")]
+mod serde;
 mod storage;
 mod world;
 

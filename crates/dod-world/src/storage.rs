@@ -458,6 +458,13 @@ impl Components {
         Some(self.column::<T>()?.storage())
     }
 
+    /// The storage of `T`, mutable, registering `T` on first use.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn storage_or_insert<T: Component>(&mut self) -> &mut Storage<T> {
+        let id = self.register::<T>();
+        self.columns[id.index()].storage_of_mut()
+    }
+
     /// The storage of `T`, mutable, if it is registered.
     #[inline]
     pub(crate) fn storage_mut<T: Component>(&mut self) -> Option<&mut Storage<T>> {

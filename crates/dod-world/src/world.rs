@@ -71,6 +71,8 @@ pub struct World {
     entities: Entities,
     components: Components,
     data: DataStore<Entity>,
+    #[cfg(feature = "serde")]
+    pub(crate) saved: crate::serde::SavedTypes,
 }
 
 /// Settings for a new [`World`]; made by [`World::builder`].
@@ -111,7 +113,18 @@ impl WorldBuilder {
             entities: Entities::new(next_world_id(), self.min_free),
             components: Components::default(),
             data: DataStore::new(),
+            #[cfg(feature = "serde")]
+            saved: Default::default(),
         }
+    }
+
+    /// The world, with `saved` registered for saving (and as components).
+    #[cfg(feature = "serde")]
+    pub(crate) fn build_saving(self, saved: crate::serde::SavedTypes) -> World {
+        let mut world = self.build();
+        world.saved = saved;
+        world.saved.register_all(&mut world.components);
+        world
     }
 }
 
@@ -730,10 +743,43 @@ impl World {
         }
     }
 
-    /// The storages, mutable (for commands and saving).
-    #[allow(dead_code)]
+    /// The storages, mutable (for loading).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn components_mut(&mut self) -> &mut Components {
         &mut self.components
+    }
+
+    /// Replaces the entity allocator (for loading).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn set_entities(&mut self, entities: Entities) {
+        self.entities = entities;
+    }
+
+    /// Replaces the data store (for loading).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn set_data_store(&mut self, data: DataStore<Entity>) {
+        self.data = data;
+    }
+
+    /// Checks that every component and every datum belongs to a live entity (for loading).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn check_loaded(&self) -> Result<(), alloc::string::String> {
+        for column in &self.components.columns {
+            for i in column.any().indices() {
+                if !self.entities.is_occupied(i) {
+                    return Err(alloc::format!(
+                        "component `{}` on dead entity {i}",
+                        column.name
+                    ));
+                }
+            }
+        }
+        for k in self.data.keys() {
+            if !self.entities.is_alive(k) {
+                return Err(alloc::format!("data of dead entity {k:?}"));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -1,0 +1,348 @@
+//! Saving and loading a world (feature `serde`).
+//!
+//! Component types are registered for saving under a name
+//! ([`World::register_saved`]); a saved world holds its entity allocator (every slot's
+//! generation, the free queue in order, `min_free`, the world id), the saved components of
+//! every entity, and the per-entity data. After a load every saved [`Entity`] names the same
+//! entity, every stale one stays stale, and the next spawns return what they would have.
+//!
+//! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
+//! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
+//! first), `components` (a map from each saved type's name to its `(index, value)` pairs) and
+//! `data` (the [`DataStore`] bytes). Loading checks everything and returns an error, never a
+//! panic and never a broken world: an unknown component name, an entity given one component
+//! twice, a component or data of a dead entity, and a malformed allocator are all errors.
+
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::any::TypeId;
+use core::fmt;
+use core::marker::PhantomData;
+
+use dod::data::DataStore;
+use dod::slot::Tag;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
+
+use crate::entity::{Entities, Entity};
+use crate::storage::{Component, Storage};
+use crate::World;
+
+/// A component type registered for saving.
+#[derive(Clone)]
+pub(crate) struct SavedType {
+    name: String,
+    type_id: TypeId,
+    register: fn(&mut crate::storage::Components),
+    save: for<'a> fn(&'a World) -> Box<dyn erased_serde::Serialize + 'a>,
+    load: fn(&mut World, &mut dyn erased_serde::Deserializer<'_>) -> Result<(), erased_serde::Error>,
+}
+
+/// The types a world saves, in registration order.
+#[derive(Clone, Default)]
+pub(crate) struct SavedTypes(Vec<SavedType>);
+
+impl SavedTypes {
+    /// Registers every saved type as a component of a new world, in the same order.
+    pub(crate) fn register_all(&self, components: &mut crate::storage::Components) {
+        for t in &self.0 {
+            (t.register)(components);
+        }
+    }
+}
+
+impl World {
+    /// Registers `T` for saving under `name`: [`Serialize`] writes every entity's `T`, and
+    /// [`load`](World::load) reads it back. Types not registered are neither saved nor kept
+    /// by a load.
+    ///
+    /// # Panics
+    ///
+    /// If `name` is already registered for another type, or `T` under another name.
+    ///
+    /// ```
+    /// use serde::{Deserialize, Serialize};
+    /// use dod_world::World;
+    ///
+    /// #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    /// struct Pos(f32, f32);
+    ///
+    /// let mut world = World::new();
+    /// world.register_saved::<Pos>("pos");
+    /// let e = world.spawn((Pos(1.0, 2.0),));
+    /// let saved = serde_json::to_string(&world).unwrap();
+    ///
+    /// let mut loaded = World::new();
+    /// loaded.register_saved::<Pos>("pos");
+    /// loaded.load(&mut serde_json::Deserializer::from_str(&saved)).unwrap();
+    /// assert_eq!(loaded.get::<Pos>(e), Some(&Pos(1.0, 2.0)));
+    /// ```
+    #[track_caller]
+    pub fn register_saved<T: Component + Serialize + DeserializeOwned>(
+        &mut self,
+        name: impl Into<String>,
+    ) {
+        let name = name.into();
+        let type_id = TypeId::of::<T>();
+        for s in &self.saved.0 {
+            if s.name == name && s.type_id != type_id {
+                panic!("`{name}` is already the saved name of another component type");
+            }
+            if s.type_id == type_id && s.name != name {
+                panic!(
+                    "`{}` is already saved under the name `{}`",
+                    core::any::type_name::<T>(),
+                    s.name
+                );
+            }
+            if s.type_id == type_id {
+                return;
+            }
+        }
+        self.register::<T>();
+        self.saved.0.push(SavedType {
+            name,
+            type_id,
+            register: |c| {
+                c.register::<T>();
+            },
+            save: save_of::<T>,
+            load: load_of::<T>,
+        });
+    }
+
+    /// Replaces the world's contents with a saved world's, read from `d`: entities (with
+    /// their generations and free queue), the components of the types registered for saving,
+    /// and the per-entity data. Components of types that are not saved are dropped.
+    ///
+    /// # Errors
+    ///
+    /// The deserializer's error for anything malformed (an unknown component name, a
+    /// component twice on one entity, a component or data of a dead entity, an inconsistent
+    /// allocator); the world is then left unchanged.
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// world.register_saved::<u32>("u32");
+    /// let bad = r#"{"world_id":1,"min_free":0,"slots":[],"free":[],"components":{"u32":[[0,5]]},"data":null}"#;
+    /// let err = world.load(&mut serde_json::Deserializer::from_str(bad)).unwrap_err();
+    /// assert!(err.to_string().contains("dead entity"));
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn load<'de, D: Deserializer<'de>>(&mut self, d: D) -> Result<(), D::Error> {
+        let template = World::builder()
+            .min_free(self.entities().min_free())
+            .build_saving(self.saved.clone());
+        let loaded = d.deserialize_struct(
+            "World",
+            FIELDS,
+            WorldVisitor {
+                world: template,
+                _de: PhantomData,
+            },
+        )?;
+        *self = loaded;
+        Ok(())
+    }
+}
+
+/// Writes every entity's `T` as `(index, value)` pairs.
+fn save_of<T: Component + Serialize>(world: &World) -> Box<dyn erased_serde::Serialize + '_> {
+    Box::new(Pairs(world.components().storage::<T>()))
+}
+
+/// The `(index, value)` pairs of one storage.
+struct Pairs<'a, T>(Option<&'a Storage<T>>);
+
+impl<T: Component + Serialize> Serialize for Pairs<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Some(storage) = self.0 else {
+            return s.serialize_seq(Some(0))?.end();
+        };
+        let indices = crate::storage::AnyStorage::indices(storage);
+        let mut seq = s.serialize_seq(Some(indices.len()))?;
+        for i in indices {
+            if let Some(v) = storage.get(i) {
+                seq.serialize_element(&(i, v))?;
+            }
+        }
+        seq.end()
+    }
+}
+
+/// Reads `(index, value)` pairs of `T` into `world`; an index given twice is an error.
+fn load_of<T: Component + DeserializeOwned>(
+    world: &mut World,
+    d: &mut dyn erased_serde::Deserializer<'_>,
+) -> Result<(), erased_serde::Error> {
+    struct Seq<'w, T>(&'w mut World, PhantomData<T>);
+    impl<'de, T: Component + DeserializeOwned> Visitor<'de> for Seq<'_, T> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a sequence of (entity index, component) pairs")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let storage = self.0.components_mut().storage_or_insert::<T>();
+            while let Some((index, value)) = seq.next_element::<(u32, T)>()? {
+                if storage.insert(index, value).is_some() {
+                    return Err(de::Error::custom(format_args!(
+                        "entity {index} has the component `{}` twice",
+                        core::any::type_name::<T>()
+                    )));
+                }
+            }
+            Ok(())
+        }
+    }
+    Deserializer::deserialize_seq(d, Seq::<T>(world, PhantomData))
+}
+
+const FIELDS: &[&str] = &["world_id", "min_free", "slots", "free", "components", "data"];
+
+impl Serialize for World {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let es = self.entities();
+        let tags: Vec<u32> = es.tags().iter().map(|t| t.to_bits()).collect();
+        let mut st = s.serialize_struct("World", FIELDS.len())?;
+        st.serialize_field("world_id", &es.world_id())?;
+        st.serialize_field("min_free", &es.min_free())?;
+        st.serialize_field("slots", &tags)?;
+        st.serialize_field("free", es.queued())?;
+        st.serialize_field("components", &SavedComponents(self))?;
+        let data = (!self.data_store().is_empty()).then(|| self.data_store().to_bytes());
+        st.serialize_field("data", &data)?;
+        st.end()
+    }
+}
+
+/// The saved components, as a map from name to pairs.
+struct SavedComponents<'a>(&'a World);
+
+impl Serialize for SavedComponents<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let saved = &self.0.saved.0;
+        let mut map = s.serialize_map(Some(saved.len()))?;
+        for t in saved {
+            map.serialize_entry(&t.name, &(t.save)(self.0))?;
+        }
+        map.end()
+    }
+}
+
+struct WorldVisitor<'de> {
+    world: World,
+    _de: PhantomData<&'de ()>,
+}
+
+impl<'de> Visitor<'de> for WorldVisitor<'de> {
+    type Value = World;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a saved dod_world::World")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<World, A::Error> {
+        let mut world_id: Option<u16> = None;
+        let mut min_free: Option<u32> = None;
+        let mut slots: Option<Vec<u32>> = None;
+        let mut free: Option<Vec<u32>> = None;
+        let mut components = false;
+        let mut data: Option<Option<Vec<u8>>> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "world_id" => set_once(&mut world_id, &key, map.next_value()?)?,
+                "min_free" => set_once(&mut min_free, &key, map.next_value()?)?,
+                "slots" => set_once(&mut slots, &key, map.next_value()?)?,
+                "free" => set_once(&mut free, &key, map.next_value()?)?,
+                "data" => set_once(&mut data, &key, map.next_value()?)?,
+                "components" => {
+                    if core::mem::replace(&mut components, true) {
+                        return Err(de::Error::duplicate_field("components"));
+                    }
+                    map.next_value_seed(ComponentsSeed(&mut self.world))?;
+                }
+                other => return Err(de::Error::unknown_field(other, FIELDS)),
+            }
+        }
+        let world_id = world_id.ok_or_else(|| de::Error::missing_field("world_id"))?;
+        let min_free = min_free.ok_or_else(|| de::Error::missing_field("min_free"))?;
+        let slots = slots.ok_or_else(|| de::Error::missing_field("slots"))?;
+        let free = free.ok_or_else(|| de::Error::missing_field("free"))?;
+        if world_id == 0 || world_id > 0x7FFF {
+            return Err(de::Error::custom("world id out of range (1 ..= 32767)"));
+        }
+        let tags = slots.into_iter().map(Tag::from_bits).collect();
+        let entities =
+            Entities::from_parts(world_id, min_free, tags, free).map_err(de::Error::custom)?;
+        self.world.set_entities(entities);
+        if let Some(Some(bytes)) = data {
+            let store = DataStore::<Entity>::from_bytes(&bytes).map_err(de::Error::custom)?;
+            self.world.set_data_store(store);
+        }
+        self.world.check_loaded().map_err(de::Error::custom)?;
+        Ok(self.world)
+    }
+}
+
+/// Stores a field's value, refusing a field given twice.
+fn set_once<T, E: de::Error>(slot: &mut Option<T>, key: &str, value: T) -> Result<(), E> {
+    if slot.replace(value).is_some() {
+        return Err(E::custom(format_args!("duplicate field `{key}`")));
+    }
+    Ok(())
+}
+
+/// Reads the `components` map into a world.
+struct ComponentsSeed<'w>(&'w mut World);
+
+impl<'de> DeserializeSeed<'de> for ComponentsSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ComponentsSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a map from saved component names to (entity index, component) pairs")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(name) = map.next_key::<String>()? {
+            let Some(t) = self.0.saved.0.iter().find(|t| t.name == name).cloned() else {
+                return Err(de::Error::custom(format_args!(
+                    "unknown component `{name}`: no type is registered for saving under it"
+                )));
+            };
+            if seen.contains(&name) {
+                return Err(de::Error::custom(format_args!(
+                    "component `{name}` listed twice"
+                )));
+            }
+            seen.push(name.to_string());
+            map.next_value_seed(TypeSeed(self.0, t.load))?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads one saved type's pairs.
+struct TypeSeed<'w>(
+    &'w mut World,
+    fn(&mut World, &mut dyn erased_serde::Deserializer<'_>) -> Result<(), erased_serde::Error>,
+);
+
+impl<'de> DeserializeSeed<'de> for TypeSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let mut erased = <dyn erased_serde::Deserializer>::erase(d);
+        (self.1)(self.0, &mut erased).map_err(de::Error::custom)
+    }
+}

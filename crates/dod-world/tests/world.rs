@@ -1,0 +1,469 @@
+//! Behaviour of the world, one property per test: liveness at every entry point, queries and
+//! their drivers, the borrow checks of both forms, commands, panic safety, drop counts.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use dod_world::{Commands, Entity, World};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pos(f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Vel(f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Health(u32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Enemy;
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Tank;
+
+/// Counts live instances; `Drop` panics when `boom` is set.
+#[derive(Debug)]
+struct Counted {
+    live: Arc<AtomicUsize>,
+    boom: bool,
+}
+
+impl Counted {
+    fn new(live: &Arc<AtomicUsize>, boom: bool) -> Self {
+        live.fetch_add(1, Ordering::SeqCst);
+        Counted {
+            live: live.clone(),
+            boom,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.live.fetch_sub(1, Ordering::SeqCst);
+        if self.boom && !std::thread::panicking() {
+            panic!("boom");
+        }
+    }
+}
+
+#[test]
+fn stale_and_foreign_entities_never_see_data() {
+    let mut world = World::builder().min_free(0).build();
+    let a = world.spawn((Pos(1.0),));
+    world.despawn(a);
+    let b = world.spawn((Pos(2.0),));
+    assert_eq!(a.index(), b.index(), "slot reused at once with min_free 0");
+    assert_eq!(world.get::<Pos>(a), None);
+    assert!(!world.has::<Pos>(a));
+    assert!(world.entity(a).is_err());
+    assert_eq!(world.insert(a, (Vel(0.0),)).map_err(|e| e.entity()), Err(a));
+    assert_eq!(world.remove::<Pos>(a), None);
+    assert!(!world.despawn(a));
+    assert!(world.query::<&Pos>().get(a).is_none());
+    assert_eq!(world.get::<Pos>(b), Some(&Pos(2.0)));
+
+    let mut other = World::builder().min_free(0).build();
+    let c = other.spawn((Pos(3.0),));
+    assert_eq!(c.index(), b.index());
+    assert_eq!(world.get::<Pos>(c), None, "an entity of another world");
+    assert_eq!(other.get::<Pos>(b), None);
+}
+
+#[test]
+fn queries_drive_from_the_smallest_storage_and_match_every_combination() {
+    let mut world = World::new();
+    let mut expect = Vec::new();
+    for i in 0..300u32 {
+        let e = world.spawn((Pos(i as f32),));
+        if i % 2 == 0 {
+            world.insert(e, (Vel(1.0),)).unwrap();
+        }
+        if i % 7 == 0 {
+            world.insert(e, (Enemy,)).unwrap();
+        }
+        if i % 14 == 0 {
+            world.insert(e, (Tank,)).unwrap();
+        }
+        if i % 2 == 0 && i % 7 == 0 && i % 14 != 0 {
+            expect.push(e);
+        }
+    }
+    let got: Vec<Entity> = world
+        .query::<(Entity, &Pos, &Vel)>()
+        .with::<Enemy>()
+        .without::<Tank>()
+        .iter()
+        .map(|(e, _, _)| e)
+        .collect();
+    // i % 2 == 0 and i % 7 == 0 means i % 14 == 0, so every such entity is a tank.
+    assert_eq!(got, expect);
+    assert!(got.is_empty());
+
+    // Enemies that are not tanks, with optional velocity.
+    let mut n = 0;
+    world
+        .query::<(&Pos, Option<&Vel>)>()
+        .with::<Enemy>()
+        .without::<Tank>()
+        .for_each(|(p, v)| {
+            let i = p.0 as u32;
+            assert!(i % 7 == 0 && i % 14 != 0);
+            assert_eq!(v.is_some(), i % 2 == 0);
+            n += 1;
+        });
+    assert_eq!(n, (0..300).filter(|i| i % 7 == 0 && i % 14 != 0).count());
+
+    // A tag-only query drives from the bits.
+    let tanks: Vec<Entity> = world.query::<Entity>().with::<Tank>().iter().collect();
+    assert_eq!(tanks.len(), (0..300).filter(|i| i % 14 == 0).count());
+
+    // A query with no required component visits every live entity.
+    assert_eq!(world.query::<Entity>().count(), 300);
+    assert_eq!(world.query::<Option<&Vel>>().count(), 300);
+}
+
+#[test]
+fn iter_for_each_and_get_agree() {
+    let mut world = World::new();
+    for i in 0..100u32 {
+        let e = world.spawn((Health(i),));
+        if i % 3 == 0 {
+            world.insert(e, (Pos(i as f32),)).unwrap();
+        }
+    }
+    let mut a = Vec::new();
+    world
+        .query::<(Entity, &Health, &Pos)>()
+        .for_each(|(e, h, _)| a.push((e, h.0)));
+    let b: Vec<(Entity, u32)> = world
+        .query::<(Entity, &Health, &Pos)>()
+        .iter()
+        .map(|(e, h, _)| (e, h.0))
+        .collect();
+    assert_eq!(a, b);
+    let mut q = world.query::<(&Health, &Pos)>();
+    for &(e, h) in &a {
+        assert_eq!(q.get(e).map(|(h, _)| h.0), Some(h));
+    }
+    drop(q);
+    let all: Vec<Entity> = world.query::<Entity>().iter().collect();
+    let mut q = world.query::<(&Health, &Pos)>();
+    let hits = all.iter().filter(|&&e| q.get(e).is_some()).count();
+    assert_eq!(hits, a.len());
+}
+
+#[test]
+fn mutable_queries_write_each_entity_once() {
+    let mut world = World::new();
+    world.spawn_batch((0..1000u32).map(|i| (Pos(0.0), Vel(i as f32))));
+    world
+        .query::<(&mut Pos, &Vel)>()
+        .for_each(|(p, v)| p.0 += v.0);
+    world
+        .query::<(&mut Pos, &Vel)>()
+        .iter()
+        .for_each(|(p, v)| p.0 += v.0);
+    let sum: f32 = world.query::<&Pos>().iter().map(|p| p.0).sum();
+    assert_eq!(sum, 2.0 * (0..1000).sum::<u32>() as f32);
+}
+
+#[test]
+#[should_panic(expected = "asks for `world::Pos` mutably twice")]
+fn a_component_asked_mutably_twice_panics_naming_it() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    world.query::<(&mut Pos, &mut Pos)>().for_each(|_| {});
+}
+
+#[test]
+#[should_panic(expected = "asks for `world::Pos` both mutably and shared")]
+fn a_component_asked_mutably_and_shared_panics_naming_it() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    world.query::<(&Pos, Option<&mut Pos>)>().for_each(|_| {});
+}
+
+#[test]
+fn filters_on_a_written_component_are_allowed() {
+    let mut world = World::new();
+    world.spawn((Pos(1.0),));
+    let mut n = 0;
+    world
+        .query::<&mut Pos>()
+        .with::<Pos>()
+        .for_each(|p| {
+            p.0 += 1.0;
+            n += 1;
+        });
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn shared_queries_run_side_by_side_and_conflicts_panic() {
+    let mut world = World::new();
+    world.spawn_batch((0..5000u32).map(|i| (Pos(0.0), Vel(1.0), Health(i))));
+    let w = world.share();
+    std::thread::scope(|s| {
+        s.spawn(|| w.query::<(&mut Pos, &Vel)>().for_each(|(p, v)| p.0 += v.0));
+        s.spawn(|| w.query::<&mut Health>().for_each(|h| h.0 += 1));
+        s.spawn(|| w.query::<&Vel>().count());
+    });
+    // A conflicting borrow while another query holds `Pos` mutably panics and names it.
+    let mut writer = w.query::<&mut Pos>();
+    writer.for_each(|_| {});
+    let r = catch_unwind(AssertUnwindSafe(|| w.query::<&Pos>().count()));
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("world::Pos") && msg.contains("borrowed mutably"), "{msg}");
+    // Reading something else is fine meanwhile.
+    assert_eq!(w.query::<&Vel>().count(), 5000);
+    drop(writer);
+    assert_eq!(w.query::<&Pos>().count(), 5000, "released on drop");
+    let total: f32 = world.query::<&Pos>().iter().map(|p| p.0).sum();
+    assert_eq!(total, 5000.0);
+    world.assert_invariants();
+}
+
+#[test]
+fn a_panicking_query_closure_releases_its_borrows() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    let w = world.share();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        w.query::<&mut Pos>().for_each(|_| panic!("system failed"))
+    }));
+    assert!(r.is_err());
+    assert_eq!(w.query::<&mut Pos>().count(), 1, "the flag was released");
+    world.assert_invariants();
+}
+
+#[test]
+fn commands_reserve_at_once_and_apply_in_order() {
+    let mut world = World::new();
+    let a = world.spawn((Health(1),));
+    let b = world.spawn((Health(0),));
+    let mut commands = Commands::new();
+    let w = world.share();
+    let mut spawned = Vec::new();
+    w.query::<(Entity, &Health)>().for_each(|(e, h)| {
+        if h.0 == 0 {
+            commands.despawn(e);
+            spawned.push(commands.spawn(w.entities(), (Health(10), Enemy)));
+        }
+    });
+    let late = w.entities().reserve();
+    commands.insert(late, (Pos(1.0),));
+    commands.insert(b, (Pos(2.0),)); // b is despawned first: skipped
+    commands.remove::<Health>(a);
+    assert_eq!(world.apply(&mut commands), 1);
+    assert!(commands.is_empty());
+    assert!(!world.is_alive(b));
+    assert_eq!(world.get::<Health>(spawned[0]), Some(&Health(10)));
+    assert!(world.has::<Enemy>(spawned[0]));
+    assert_eq!(world.get::<Pos>(late), Some(&Pos(1.0)));
+    assert_eq!(world.get::<Health>(a), None);
+    world.assert_invariants();
+}
+
+#[test]
+fn reservations_from_many_threads_are_distinct() {
+    let mut world = World::builder().min_free(0).build();
+    let olds: Vec<Entity> = (0..100).map(|_| world.spawn(())).collect();
+    for &e in &olds[..50] {
+        world.despawn(e);
+    }
+    let w = world.share();
+    let reserved: Vec<Entity> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| (0..100).map(|_| w.entities().reserve()).collect::<Vec<_>>()))
+            .collect();
+        hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut idx: Vec<u32> = reserved.iter().map(|e| e.index()).collect();
+    idx.sort_unstable();
+    idx.dedup();
+    assert_eq!(idx.len(), 400, "every reservation names its own slot");
+    world.flush();
+    assert!(reserved.iter().all(|&e| world.is_alive(e)));
+    assert!(olds[..50].iter().all(|&e| !world.is_alive(e)));
+    assert_eq!(world.len(), 450);
+    world.assert_invariants();
+}
+
+#[test]
+fn every_component_is_dropped_exactly_once() {
+    let live = Arc::new(AtomicUsize::new(0));
+    {
+        let mut world = World::new();
+        let es: Vec<Entity> = (0..50)
+            .map(|_| world.spawn((Counted::new(&live, false),)))
+            .collect();
+        assert_eq!(live.load(Ordering::SeqCst), 50);
+        world.despawn(es[0]);
+        world.remove::<Counted>(es[1]);
+        world.insert(es[2], (Counted::new(&live, false),)).unwrap(); // replaces
+        assert_eq!(live.load(Ordering::SeqCst), 48);
+        let mut c = Commands::new();
+        c.spawn(world.entities(), (Counted::new(&live, false),));
+        drop(c); // unapplied: the bundle is dropped with it
+        assert_eq!(live.load(Ordering::SeqCst), 48);
+        world.clear();
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+        world.spawn((Counted::new(&live, false),));
+    }
+    assert_eq!(live.load(Ordering::SeqCst), 0, "the world's drop drops the rest");
+}
+
+#[test]
+fn a_panicking_drop_in_despawn_leaves_the_world_valid() {
+    let live = Arc::new(AtomicUsize::new(0));
+    let mut world = World::new();
+    let e = world.spawn((Counted::new(&live, true), Pos(1.0), Health(3)));
+    let keep = world.spawn((Pos(2.0),));
+    let r = catch_unwind(AssertUnwindSafe(|| world.despawn(e)));
+    assert!(r.is_err());
+    assert!(!world.is_alive(e));
+    assert_eq!(world.get::<Pos>(e), None);
+    assert_eq!(world.count::<Health>(), 0, "the other components went too");
+    assert_eq!(live.load(Ordering::SeqCst), 0);
+    assert_eq!(world.get::<Pos>(keep), Some(&Pos(2.0)));
+    world.assert_invariants();
+}
+
+#[test]
+fn tags_are_bits_and_behave_like_components() {
+    let mut world = World::new();
+    let e = world.spawn((Enemy, Pos(0.0)));
+    assert!(world.has::<Enemy>(e));
+    assert_eq!(world.get::<Enemy>(e), Some(&Enemy));
+    assert_eq!(world.insert(e, (Enemy,)), Ok(()));
+    assert_eq!(world.count::<Enemy>(), 1);
+    assert_eq!(world.remove::<Enemy>(e), Some(Enemy));
+    assert_eq!(world.remove::<Enemy>(e), None);
+    assert_eq!(world.count::<Enemy>(), 0);
+    world.insert(e, (Enemy,)).unwrap();
+    let mut seen = 0;
+    world.query::<(&mut Enemy, &Pos)>().for_each(|(_, _)| seen += 1);
+    assert_eq!(seen, 1);
+    world.assert_invariants();
+}
+
+#[test]
+fn spawn_batch_spawns_the_rest_when_dropped() {
+    let mut world = World::new();
+    let mut batch = world.spawn_batch((0..10u32).map(|i| (Health(i),)));
+    let first = batch.next().unwrap();
+    drop(batch);
+    assert_eq!(world.len(), 10);
+    assert_eq!(world.get::<Health>(first), Some(&Health(0)));
+}
+
+#[test]
+#[should_panic(expected = "holds the component type `world::Pos` twice")]
+fn a_bundle_with_a_repeated_type_panics_before_changing_anything() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0), Pos(1.0)));
+}
+
+#[test]
+fn per_entity_data_lives_and_dies_with_the_entity() {
+    let mut world = World::builder().min_free(0).build();
+    let e = world.spawn(());
+    world.set_data(e, "stats.health", 10.0).unwrap();
+    world.set_data(e, "name", "Gorm").unwrap();
+    assert_eq!(world.data(e).unwrap().get_str("name"), Some("Gorm"));
+    world.despawn(e);
+    assert!(world.data(e).is_none());
+    let f = world.spawn(());
+    assert_eq!(f.index(), e.index());
+    assert!(world.data(f).is_none(), "a new entity in the slot has no data");
+    assert!(world.set_data(e, "x", 1.0).is_err());
+    world.assert_invariants();
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_for_each_visits_every_match_once() {
+    let mut world = World::new();
+    world.spawn_batch((0..20_000u32).map(|i| (Health(i), Pos(0.0))));
+    world.spawn_batch((0..5_000u32).map(|i| (Health(i),)));
+    world.query::<(&mut Pos, &Health)>().par_for_each(|(p, h)| p.0 += h.0 as f32);
+    let sum: f64 = world.query::<&Pos>().iter().map(|p| f64::from(p.0)).sum();
+    assert_eq!(sum, (0..20_000u64).sum::<u64>() as f64);
+    let w = world.share();
+    rayon::join(
+        || w.query::<&mut Pos>().par_for_each(|p| p.0 = 0.0),
+        || w.query::<&mut Health>().par_for_each(|h| h.0 = 1),
+    );
+    assert_eq!(world.query::<&Health>().iter().map(|h| h.0).sum::<u32>(), 25_000);
+}
+
+#[cfg(feature = "serde")]
+mod saving {
+    use super::*;
+    use serde::{Deserialize, Serialize};
+
+    #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+    struct Name(String);
+    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
+    struct Target(Option<Entity>);
+
+    fn saving_world() -> World {
+        let mut w = World::builder().min_free(2).build();
+        w.register_saved::<Name>("name");
+        w.register_saved::<Target>("target");
+        w
+    }
+
+    #[test]
+    fn a_loaded_world_keeps_entities_generations_and_the_free_queue() {
+        let mut world = saving_world();
+        let es: Vec<Entity> = (0..10)
+            .map(|i| world.spawn((Name(format!("e{i}")),)))
+            .collect();
+        world.insert(es[1], (Target(Some(es[2])),)).unwrap();
+        for &e in &es[5..] {
+            world.despawn(e);
+        }
+        world.set_data(es[0], "hp", 3.0).unwrap();
+        world.insert(es[3], (Pos(1.0),)).unwrap(); // not saved
+        let json = serde_json::to_string(&world).unwrap();
+
+        let mut loaded = saving_world();
+        loaded.load(&mut serde_json::Deserializer::from_str(&json)).unwrap();
+        loaded.assert_invariants();
+        for &e in &es[..5] {
+            assert_eq!(loaded.get::<Name>(e), world.get::<Name>(e));
+        }
+        for &e in &es[5..] {
+            assert!(!loaded.is_alive(e), "stale stays stale");
+        }
+        assert_eq!(loaded.get::<Target>(es[1]), Some(&Target(Some(es[2]))));
+        assert_eq!(loaded.data(es[0]).unwrap().get_f32("hp"), Some(3.0));
+        assert_eq!(loaded.get::<Pos>(es[3]), None, "types not saved are not kept");
+        // The next spawns are the ones the original would have made.
+        for _ in 0..6 {
+            assert_eq!(loaded.spawn(()), world.spawn(()));
+        }
+    }
+
+    #[test]
+    fn bad_saves_are_errors_and_leave_the_world_as_it_was() {
+        let mut world = saving_world();
+        let keep = world.spawn((Name("keep".into()),));
+        let cases = [
+            (r#"{"world_id":1,"min_free":0,"slots":[1],"free":[],"components":{"nope":[]},"data":null}"#, "unknown component"),
+            (r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{"name":[[0,"a"],[0,"b"]]},"data":null}"#, "twice"),
+            (r#"{"world_id":1,"min_free":0,"slots":[2147549185],"free":[0],"components":{"name":[[0,"a"]]},"data":null}"#, "dead entity"),
+            (r#"{"world_id":1,"min_free":0,"slots":[2147549185],"free":[],"components":{},"data":null}"#, "missing from the free queue"),
+            (r#"{"world_id":2,"min_free":0,"slots":[65537],"free":[],"components":{},"data":null}"#, "another world id"),
+            (r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[0],"components":{},"data":null}"#, "live or retired"),
+        ];
+        for (json, why) in cases {
+            let err = world
+                .load(&mut serde_json::Deserializer::from_str(json))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{why}: {err}");
+            assert_eq!(world.get::<Name>(keep), Some(&Name("keep".into())));
+            world.assert_invariants();
+        }
+    }
+}
