@@ -22,7 +22,9 @@ use core::marker::PhantomData;
 
 use dod::data::DataStore;
 use dod::slot::Tag;
-use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
+};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 
 use crate::entity::{Entities, Entity};
@@ -36,7 +38,8 @@ pub(crate) struct SavedType {
     type_id: TypeId,
     register: fn(&mut crate::storage::Components),
     save: for<'a> fn(&'a World) -> Box<dyn erased_serde::Serialize + 'a>,
-    load: fn(&mut World, &mut dyn erased_serde::Deserializer<'_>) -> Result<(), erased_serde::Error>,
+    load:
+        fn(&mut World, &mut dyn erased_serde::Deserializer<'_>) -> Result<(), erased_serde::Error>,
 }
 
 /// The types a world saves, in registration order.
@@ -199,7 +202,14 @@ fn load_of<T: Component + DeserializeOwned>(
     Deserializer::deserialize_seq(d, Seq::<T>(world, PhantomData))
 }
 
-const FIELDS: &[&str] = &["world_id", "min_free", "slots", "free", "components", "data"];
+const FIELDS: &[&str] = &[
+    "world_id",
+    "min_free",
+    "slots",
+    "free",
+    "components",
+    "data",
+];
 
 impl Serialize for World {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
