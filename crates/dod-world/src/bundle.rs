@@ -2,7 +2,8 @@
 
 use core::any::type_name;
 
-use crate::storage::{Component, ComponentId, Components, Storage};
+use crate::entity::Entity;
+use crate::storage::{Component, ComponentId, Components, Ctx, Storage};
 
 /// A set of components given to one entity at once: a tuple of up to 12 component values of
 /// distinct types, or `()` for none.
@@ -33,18 +34,22 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     type Targets<'w>;
 
+    /// The ids of the bundle's types.
+    #[doc(hidden)]
+    type Ids: AsRef<[ComponentId]> + Copy;
+
     /// Registers the bundle's types and borrows their storages; panics if a type appears
     /// twice.
     #[doc(hidden)]
-    fn targets(components: &mut Components) -> Self::Targets<'_>;
+    fn targets(components: &mut Components) -> (Self::Ids, Self::Targets<'_>);
 
     /// Room for `additional` more entities in every storage.
     #[doc(hidden)]
     fn reserve(targets: &mut Self::Targets<'_>, additional: usize);
 
-    /// Gives entity `index` every component, dropping the ones it replaces.
+    /// Gives entity `e` every component, dropping the ones it replaces (through the hooks).
     #[doc(hidden)]
-    fn put(self, targets: &mut Self::Targets<'_>, index: u32);
+    fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>);
 
     /// The ids of the bundle's types, registering them.
     #[doc(hidden)]
@@ -53,15 +58,18 @@ pub trait Bundle: Send + Sync + Sized + 'static {
 
 impl Bundle for () {
     type Targets<'w> = ();
+    type Ids = [ComponentId; 0];
 
     #[inline]
-    fn targets(_: &mut Components) {}
+    fn targets(_: &mut Components) -> ([ComponentId; 0], ()) {
+        ([], ())
+    }
 
     #[inline]
     fn reserve(_: &mut (), _: usize) {}
 
     #[inline]
-    fn put(self, _: &mut (), _: u32) {}
+    fn put(self, _: &mut (), _: Entity, _: &mut Ctx<'_>) {}
 
     fn ids(_: &mut Components, _: &mut alloc::vec::Vec<ComponentId>) {}
 }
@@ -77,12 +85,14 @@ macro_rules! tuple_bundle {
     ($n:literal; $($t:ident $i:tt),+) => {
         impl<$($t: Component),+> Bundle for ($($t,)+) {
             type Targets<'w> = ($(&'w mut Storage<$t>,)+);
+            type Ids = [ComponentId; $n];
 
             #[inline]
             #[allow(non_snake_case)]
             #[track_caller]
-            fn targets(components: &mut Components) -> Self::Targets<'_> {
-                let ids: [usize; $n] = [$(components.register::<$t>().index()),+];
+            fn targets(components: &mut Components) -> (Self::Ids, Self::Targets<'_>) {
+                let cids: [ComponentId; $n] = [$(components.register::<$t>()),+];
+                let ids: [usize; $n] = cids.map(ComponentId::index);
                 let names: [&str; $n] = [$(type_name::<$t>()),+];
                 let columns = match components.columns.get_disjoint_mut(ids) {
                     Ok(c) => c,
@@ -98,7 +108,7 @@ macro_rules! tuple_bundle {
                     }
                 };
                 let [$($t),+] = columns;
-                ($($t.storage_of_mut::<$t>(),)+)
+                (cids, ($($t.storage_of_mut::<$t>(),)+))
             }
 
             #[inline]
@@ -107,8 +117,8 @@ macro_rules! tuple_bundle {
             }
 
             #[inline]
-            fn put(self, targets: &mut Self::Targets<'_>, index: u32) {
-                $(drop(targets.$i.insert(index, self.$i));)+
+            fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>) {
+                $(targets.$i.insert(e, self.$i, ctx);)+
             }
 
             #[track_caller]

@@ -11,7 +11,7 @@ use crate::storage::Component;
 use crate::World;
 
 /// A recorded insertion: gives the entity its bundle, `false` if it is gone.
-type InsertFn = Box<dyn FnOnce(&mut World, Entity) -> bool + Send>;
+type InsertFn = Box<dyn FnOnce(&mut World, Entity) -> bool + Send + Sync>;
 
 /// One recorded change.
 enum Command {

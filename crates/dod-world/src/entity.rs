@@ -332,7 +332,8 @@ impl Entities {
             .is_some_and(|t| !t.is_vacant())
     }
 
-    /// The live entity at `index` (the caller knows it is alive).
+    /// The entity at `index`: the live one, or the last one if the slot is vacant (the slot
+    /// held one: its generation is not 0).
     #[inline]
     pub(crate) fn entity_at(&self, index: u32) -> Entity {
         self.tags[index as usize].to_key(index)

@@ -68,6 +68,7 @@ mod bundle;
 mod commands;
 mod entity;
 mod error;
+mod group;
 pub mod query;
 #[cfg(feature = "serde")]
 mod serde;
@@ -78,6 +79,10 @@ pub use bundle::Bundle;
 pub use commands::Commands;
 pub use entity::{Entities, Entity};
 pub use error::NoSuchEntity;
-pub use query::{Query, QueryData, QueryFilter, QueryIter, ReadOnlyQueryData, With, Without};
-pub use storage::{Component, ComponentId};
+pub use group::{GroupError, MAX_OWNED};
+pub use query::{
+    Added, Changed, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData,
+    SliceData, With, Without,
+};
+pub use storage::{Component, ComponentId, Tick};
 pub use world::{EntityMut, EntityRef, Shared, SpawnBatch, World, WorldBuilder, DEFAULT_MIN_FREE};

@@ -28,7 +28,7 @@ use serde::de::{
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 
 use crate::entity::{Entities, Entity};
-use crate::storage::{Component, Storage};
+use crate::storage::{Component, Ctx, Storage, Tick};
 use crate::World;
 
 /// A component type registered for saving.
@@ -117,7 +117,9 @@ impl World {
 
     /// Replaces the world's contents with a saved world's, read from `d`: entities (with
     /// their generations and free queue), the components of the types registered for saving,
-    /// and the per-entity data. Components of types that are not saved are dropped.
+    /// and the per-entity data. Components of types that are not saved are dropped. The
+    /// world keeps its settings: hooks (not run by a load), tracked types (every loaded value
+    /// stamped as added now, the removed lists emptied) and groups (packed again).
     ///
     /// # Errors
     ///
@@ -138,7 +140,7 @@ impl World {
         let template = World::builder()
             .min_free(self.entities().min_free())
             .build_saving(self.saved.clone());
-        let loaded = d.deserialize_struct(
+        let mut loaded = d.deserialize_struct(
             "World",
             FIELDS,
             WorldVisitor {
@@ -146,7 +148,8 @@ impl World {
                 _de: PhantomData,
             },
         )?;
-        *self = loaded;
+        let saved: Vec<TypeId> = self.saved.0.iter().map(|t| t.type_id).collect();
+        self.take_loaded(&mut loaded, &saved);
         Ok(())
     }
 }
@@ -188,8 +191,19 @@ fn load_of<T: Component + DeserializeOwned>(
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
             let storage = self.0.components_mut().storage_or_insert::<T>();
+            // A loaded world has no hooks and tracks nothing yet: the entity's generation and
+            // the tick do not matter here.
+            let mut commands = crate::Commands::new();
+            let mut ctx = Ctx {
+                now: Tick::default(),
+                commands: &mut commands,
+            };
             while let Some((index, value)) = seq.next_element::<(u32, T)>()? {
-                if storage.insert(index, value).is_some() {
+                if index == u32::MAX {
+                    return Err(de::Error::custom("entity index u32::MAX is never used"));
+                }
+                let e = <Entity as dod::Key>::from_parts(index, core::num::NonZeroU16::MIN, 0);
+                if !storage.insert(e, value, &mut ctx) {
                     return Err(de::Error::custom(format_args!(
                         "entity {index} has the component `{}` twice",
                         core::any::type_name::<T>()

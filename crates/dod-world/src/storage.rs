@@ -22,6 +22,9 @@ use std::collections::HashMap;
 
 use dod::{BitSet, SparseSet};
 
+use crate::commands::Commands;
+use crate::entity::Entity;
+
 /// Anything that can be a component: `'static + Send + Sync`. Implemented for every such type.
 ///
 /// ```
@@ -59,18 +62,92 @@ impl ComponentId {
     }
 }
 
-/// The storage of one component type: its values in a sparse set, or its presence bits for a
-/// tag. (Public only so that [`Bundle`](crate::Bundle) can name it; not reachable outside.)
+/// A value of the world's change counter: writes are stamped with it, and change filters
+/// compare stamps with the tick a query last ran at. Ticks wrap around; the world keeps every
+/// stamp within [`Tick::MAX_AGE`] of the present ([`World::maintain`](crate::World::maintain)
+/// clamps older ones), so comparisons stay right across the wrap.
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// let before = world.change_tick();
+/// world.maintain();
+/// assert!(world.change_tick().get() > before.get());
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Tick(pub(crate) u32);
+
+impl Tick {
+    /// How far back a stamp can be told apart from older ones: 2³⁰ ticks. Older stamps are
+    /// clamped to this age.
+    pub const MAX_AGE: u32 = 1 << 30;
+
+    /// The counter value.
+    ///
+    /// ```
+    /// assert_eq!(dod_world::World::new().change_tick().get(), 1);
+    /// ```
+    #[inline]
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// Whether a stamp made at `self` is newer than `since`, seen from `now` (all three within
+    /// [`Tick::MAX_AGE`] of `now`): ages are compared, so the counter may wrap in between.
+    #[inline]
+    pub(crate) fn is_newer_than(self, since: Tick, now: Tick) -> bool {
+        now.0.wrapping_sub(self.0) < now.0.wrapping_sub(since.0)
+    }
+
+    /// `self`, or the oldest tick still told apart if it is older.
+    #[inline]
+    pub(crate) fn clamped(self, now: Tick) -> Tick {
+        if now.0.wrapping_sub(self.0) > Self::MAX_AGE {
+            Tick(now.0.wrapping_sub(Self::MAX_AGE))
+        } else {
+            self
+        }
+    }
+}
+
+/// What a structural change needs besides the storage: the present tick and the buffer hooks
+/// record into. (Public only so that [`Bundle`](crate::Bundle) can name it.)
+#[doc(hidden)]
+#[allow(unreachable_pub)]
+pub struct Ctx<'a> {
+    pub(crate) now: Tick,
+    pub(crate) commands: &'a mut Commands,
+}
+
+/// A hook: called with the entity and its value when a value arrives or leaves.
+pub(crate) type Hook<T> = Box<dyn Fn(Entity, &T, &mut Commands) + Send + Sync>;
+
+/// The change stamps of a tracked type, position for position with its dense values, and the
+/// entities that lost it since the last [`World::maintain`](crate::World::maintain).
+#[derive(Default)]
+pub(crate) struct Ticks {
+    pub(crate) added: Vec<Tick>,
+    pub(crate) changed: Vec<Tick>,
+    pub(crate) removed: Vec<Entity>,
+}
+
+/// The storage of one component type: its values in a sparse set, or, for a tag that is
+/// neither tracked nor in a group, its presence bits alone. With its change stamps (when
+/// tracked) and hooks. (Public only so that [`Bundle`](crate::Bundle) can name it.)
 #[doc(hidden)]
 #[allow(unreachable_pub)]
 pub struct Storage<T> {
     pub(crate) set: SparseSet<T>,
     pub(crate) tags: BitSet,
     pub(crate) tag_count: usize,
+    /// Whether the values are the bits of `tags` (a tag not tracked nor grouped).
+    pub(crate) in_bits: bool,
+    pub(crate) ticks: Option<Ticks>,
+    pub(crate) on_insert: Option<Hook<T>>,
+    pub(crate) on_remove: Option<Hook<T>>,
 }
 
-/// Whether `T` is stored as presence bits: zero-sized with no drop glue, so one value is
-/// indistinguishable from another and dropping one does nothing.
+/// Whether `T` is a tag: zero-sized with no drop glue, so one value is indistinguishable from
+/// another and dropping one does nothing. Tags are stored as bits unless tracked or grouped.
 #[inline]
 pub(crate) const fn is_tag<T>() -> bool {
     mem::size_of::<T>() == 0 && !mem::needs_drop::<T>()
@@ -99,7 +176,7 @@ pub(crate) fn tag_mut<'a, T>() -> &'a mut T {
     unsafe { NonNull::<T>::dangling().as_mut() }
 }
 
-/// A tag value taken out of its storage; see [`tag_ref`].
+/// A tag value taken out of its bits; see [`tag_ref`].
 #[inline]
 #[allow(unsafe_code)]
 fn tag_value<T>() -> T {
@@ -111,68 +188,124 @@ fn tag_value<T>() -> T {
 }
 
 impl<T: Component> Storage<T> {
-    const IS_TAG: bool = is_tag::<T>();
-
     pub(crate) fn new() -> Self {
         Storage {
             set: SparseSet::new(),
             tags: BitSet::new(),
             tag_count: 0,
+            in_bits: is_tag::<T>(),
+            ticks: None,
+            on_insert: None,
+            on_remove: None,
         }
     }
 
-    /// Gives entity `index` its value; returns the value it replaced.
+    /// Gives `e` its value; `true` if `e` had none. A value it replaces goes through the
+    /// remove hook and is dropped; the new one through the insert hook.
     #[inline]
-    pub(crate) fn insert(&mut self, index: u32, value: T) -> Option<T> {
-        if Self::IS_TAG {
+    pub(crate) fn insert(&mut self, e: Entity, value: T, ctx: &mut Ctx<'_>) -> bool {
+        let index = e.index();
+        if self.in_bits {
             mem::forget(value);
-            if self.tags.insert(index) {
-                self.tag_count += 1;
-                None
-            } else {
-                Some(tag_value())
+            let new = self.tags.insert(index);
+            self.tag_count += usize::from(new);
+            if !new {
+                if let Some(h) = &self.on_remove {
+                    h(e, &tag_value(), ctx.commands);
+                }
             }
-        } else {
-            self.set.insert(index, value)
+            if let Some(h) = &self.on_insert {
+                h(e, tag_ref(), ctx.commands);
+            }
+            return new;
+        }
+        match self.set.insert(index, value) {
+            None => {
+                if let Some(t) = &mut self.ticks {
+                    t.added.push(ctx.now);
+                    t.changed.push(ctx.now);
+                }
+                if let Some(h) = &self.on_insert {
+                    let last = self.set.values().len() - 1;
+                    h(e, &self.set.values()[last], ctx.commands);
+                }
+                true
+            }
+            Some(old) => self.replaced(e, old, ctx),
         }
     }
 
-    /// Takes entity `index`'s value out.
-    #[inline]
-    pub(crate) fn remove(&mut self, index: u32) -> Option<T> {
-        if Self::IS_TAG {
-            if self.tags.remove(index) {
-                self.tag_count -= 1;
-                Some(tag_value())
-            } else {
-                None
+    /// The rest of an insertion that replaced `old`; out of line, as the rare case.
+    #[cold]
+    #[inline(never)]
+    fn replaced(&mut self, e: Entity, old: T, ctx: &mut Ctx<'_>) -> bool {
+        let index = e.index();
+        if let Some(t) = &mut self.ticks {
+            if let Some(p) = self.set.get_index_of(index) {
+                t.changed[p] = ctx.now;
             }
-        } else {
-            self.set.swap_remove(index)
         }
+        if let Some(h) = &self.on_remove {
+            h(e, &old, ctx.commands);
+        }
+        drop(old);
+        if let (Some(h), Some(v)) = (&self.on_insert, self.set.get(index)) {
+            h(e, v, ctx.commands);
+        }
+        false
+    }
+
+    /// Takes `e`'s value out, through the remove hook, noting `e` in the removed list when
+    /// tracked.
+    #[inline]
+    pub(crate) fn remove(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> Option<T> {
+        let index = e.index();
+        let value = if self.in_bits {
+            if !self.tags.remove(index) {
+                return None;
+            }
+            self.tag_count -= 1;
+            tag_value()
+        } else if let Some(t) = &mut self.ticks {
+            let p = self.set.get_index_of(index)?;
+            t.added.swap_remove(p);
+            t.changed.swap_remove(p);
+            t.removed.push(e);
+            self.set.swap_remove(index)?
+        } else {
+            self.set.swap_remove(index)?
+        };
+        if let Some(h) = &self.on_remove {
+            h(e, &value, ctx.commands);
+        }
+        Some(value)
     }
 
     #[inline]
     pub(crate) fn get(&self, index: u32) -> Option<&T> {
-        if Self::IS_TAG {
+        if self.in_bits {
             self.tags.contains(index).then(tag_ref)
         } else {
             self.set.get(index)
         }
     }
 
+    /// `e`'s value, mutably, stamped changed at `now` when tracked.
     #[inline]
-    pub(crate) fn get_mut(&mut self, index: u32) -> Option<&mut T> {
-        if Self::IS_TAG {
-            self.tags.contains(index).then(tag_mut)
-        } else {
-            self.set.get_mut(index)
+    pub(crate) fn get_mut(&mut self, index: u32, now: Tick) -> Option<&mut T> {
+        if self.in_bits {
+            return self.tags.contains(index).then(tag_mut);
         }
+        if let Some(t) = &mut self.ticks {
+            let p = self.set.get_index_of(index)?;
+            t.changed[p] = now;
+        }
+        self.set.get_mut(index)
     }
 
     #[inline]
     pub(crate) fn contains(&self, index: u32) -> bool {
-        if Self::IS_TAG {
+        if self.in_bits {
             self.tags.contains(index)
         } else {
             self.set.contains(index)
@@ -181,7 +314,7 @@ impl<T: Component> Storage<T> {
 
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        if Self::IS_TAG {
+        if self.in_bits {
             self.tag_count
         } else {
             self.set.len()
@@ -189,39 +322,85 @@ impl<T: Component> Storage<T> {
     }
 
     pub(crate) fn reserve(&mut self, additional: usize) {
-        if !Self::IS_TAG {
+        if !self.in_bits {
             self.set.reserve(additional);
+            if let Some(t) = &mut self.ticks {
+                t.added.reserve(additional);
+                t.changed.reserve(additional);
+            }
+        }
+    }
+
+    /// Moves a tag's bits into the sparse set, so that its values have positions (for
+    /// tracking and groups). O(len).
+    fn leave_bits(&mut self) {
+        if !self.in_bits {
+            return;
+        }
+        self.in_bits = false;
+        let bits = mem::take(&mut self.tags);
+        self.tag_count = 0;
+        for i in bits.iter() {
+            self.set.insert(i, tag_value());
         }
     }
 }
 
 /// A storage with its type erased: what the world needs without knowing the type.
 pub(crate) trait AnyStorage: Any + Send + Sync {
-    /// Drops entity `index`'s component, if it has one.
-    fn remove_index(&mut self, index: u32) -> bool;
+    /// Drops `e`'s component, if it has one (through the remove hook).
+    fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> bool;
     /// The number of entities with the component.
     fn len(&self) -> usize;
-    /// Drops every component.
-    fn clear(&mut self);
+    /// Drops every component (through the remove hook, with the entities from `entities`).
+    fn clear(&mut self, entities: &crate::Entities, ctx: &mut Ctx<'_>);
     /// Heap bytes held.
     fn memory_usage(&self) -> usize;
     /// The entity indices that have the component, in storage order.
     fn indices(&self) -> Vec<u32>;
+    /// The dense position of entity `index` (not for a tag in bits).
+    fn position_of(&self, index: u32) -> Option<usize>;
+    /// Swaps two dense positions, stamps included.
+    fn swap_positions(&mut self, a: usize, b: usize);
+    /// Starts tracking changes, stamping every present value with `now`.
+    fn track(&mut self, now: Tick);
+    /// Whether changes are tracked.
+    fn is_tracked(&self) -> bool;
+    /// Moves a tag out of bits (for groups).
+    fn leave_bits(&mut self);
+    /// Clamps every stamp to within [`Tick::MAX_AGE`] of `now`, and forgets the removed list.
+    fn maintain(&mut self, now: Tick);
+    /// Clamps every stamp to within [`Tick::MAX_AGE`] of `now`.
+    fn clamp(&mut self, now: Tick);
+    /// The dense slice of entity indices (empty for a tag in bits).
+    fn dense_indices(&self) -> &[u32];
+    /// Takes the values of `other` (a storage of the same type, freshly loaded), dropping its
+    /// own without hooks; stamps them `now` when tracked.
+    fn replace_values(&mut self, other: &mut dyn AnyStorage, now: Tick);
+    /// Drops every value without hooks (a load replaces the world's contents).
+    fn clear_silently(&mut self);
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
 impl<T: Component> AnyStorage for Storage<T> {
-    fn remove_index(&mut self, index: u32) -> bool {
-        self.remove(index).is_some()
+    fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> bool {
+        self.remove(e, ctx).is_some()
     }
 
     fn len(&self) -> usize {
         Storage::len(self)
     }
 
-    fn clear(&mut self) {
-        if Self::IS_TAG {
+    fn clear(&mut self, entities: &crate::Entities, ctx: &mut Ctx<'_>) {
+        let tracked = self.ticks.is_some();
+        if self.on_remove.is_some() || tracked {
+            // One by one, so that hooks see each value and the removed list each entity.
+            for i in self.indices() {
+                let e = entities.entity_at(i);
+                drop(self.remove(e, ctx));
+            }
+        } else if self.in_bits {
             self.tags.clear();
             self.tag_count = 0;
         } else {
@@ -230,14 +409,105 @@ impl<T: Component> AnyStorage for Storage<T> {
     }
 
     fn memory_usage(&self) -> usize {
-        self.set.memory_usage() + self.tags.memory_usage()
+        self.set.memory_usage()
+            + self.tags.memory_usage()
+            + self.ticks.as_ref().map_or(0, |t| {
+                (t.added.capacity() + t.changed.capacity()) * mem::size_of::<Tick>()
+                    + t.removed.capacity() * mem::size_of::<Entity>()
+            })
     }
 
     fn indices(&self) -> Vec<u32> {
-        if Self::IS_TAG {
+        if self.in_bits {
             self.tags.iter().collect()
         } else {
             self.set.indices().to_vec()
+        }
+    }
+
+    fn position_of(&self, index: u32) -> Option<usize> {
+        debug_assert!(!self.in_bits);
+        self.set.get_index_of(index)
+    }
+
+    fn swap_positions(&mut self, a: usize, b: usize) {
+        self.set.swap_positions(a, b);
+        if let Some(t) = &mut self.ticks {
+            t.added.swap(a, b);
+            t.changed.swap(a, b);
+        }
+    }
+
+    fn track(&mut self, now: Tick) {
+        if self.ticks.is_some() {
+            return;
+        }
+        self.leave_bits();
+        let n = self.set.values().len();
+        self.ticks = Some(Ticks {
+            added: alloc::vec![now; n],
+            changed: alloc::vec![now; n],
+            removed: Vec::new(),
+        });
+    }
+
+    fn is_tracked(&self) -> bool {
+        self.ticks.is_some()
+    }
+
+    fn leave_bits(&mut self) {
+        Storage::leave_bits(self);
+    }
+
+    fn maintain(&mut self, now: Tick) {
+        self.clamp(now);
+        if let Some(t) = &mut self.ticks {
+            t.removed.clear();
+        }
+    }
+
+    fn clamp(&mut self, now: Tick) {
+        if let Some(t) = &mut self.ticks {
+            for tick in t.added.iter_mut().chain(t.changed.iter_mut()) {
+                *tick = tick.clamped(now);
+            }
+        }
+    }
+
+    fn dense_indices(&self) -> &[u32] {
+        if self.in_bits {
+            &[]
+        } else {
+            self.set.indices()
+        }
+    }
+
+    fn replace_values(&mut self, other: &mut dyn AnyStorage, now: Tick) {
+        let other: &mut Storage<T> = downcast_mut(other.as_any_mut());
+        let keep_bits = self.in_bits;
+        mem::swap(&mut self.set, &mut other.set);
+        mem::swap(&mut self.tags, &mut other.tags);
+        mem::swap(&mut self.tag_count, &mut other.tag_count);
+        self.in_bits = other.in_bits;
+        if !keep_bits {
+            self.leave_bits();
+        }
+        if let Some(t) = &mut self.ticks {
+            let n = self.set.values().len();
+            t.added = alloc::vec![now; n];
+            t.changed = alloc::vec![now; n];
+            t.removed.clear();
+        }
+    }
+
+    fn clear_silently(&mut self) {
+        self.set.clear();
+        self.tags.clear();
+        self.tag_count = 0;
+        if let Some(t) = &mut self.ticks {
+            t.added.clear();
+            t.changed.clear();
+            t.removed.clear();
         }
     }
 
@@ -303,6 +573,8 @@ pub(crate) struct Column {
     pub(crate) borrow: AtomicBorrow,
     storage: UnsafeCell<Box<dyn AnyStorage>>,
     pub(crate) name: &'static str,
+    /// The owning group this type belongs to.
+    pub(crate) group: Option<u32>,
 }
 
 // SAFETY: the storage inside is `Send + Sync` (`AnyStorage` requires it). A `&Column` hands
@@ -318,6 +590,7 @@ impl Column {
             borrow: AtomicBorrow::new(),
             storage: UnsafeCell::new(Box::new(Storage::<T>::new())),
             name: core::any::type_name::<T>(),
+            group: None,
         }
     }
 
@@ -417,6 +690,7 @@ impl Hasher for TypeIdHasher {
 pub struct Components {
     pub(crate) columns: Vec<Column>,
     by_type: HashMap<TypeId, ComponentId, BuildHasherDefault<TypeIdHasher>>,
+    pub(crate) groups: Vec<crate::group::Group>,
 }
 
 impl Components {
@@ -443,6 +717,12 @@ impl Components {
     #[inline]
     pub(crate) fn id<T: Component>(&self) -> Option<ComponentId> {
         self.by_type.get(&TypeId::of::<T>()).copied()
+    }
+
+    /// The id of the type `t`, if it is registered.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn id_of(&self, t: TypeId) -> Option<ComponentId> {
+        self.by_type.get(&t).copied()
     }
 
     /// The column of `T`, if it is registered.

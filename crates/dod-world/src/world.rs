@@ -1,5 +1,8 @@
 //! [`World`]: entities, their components, and their per-entity data.
 
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cmp::Ordering as CmpOrdering;
 use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -10,8 +13,9 @@ use crate::bundle::Bundle;
 use crate::commands::Commands;
 use crate::entity::{Entities, Entity};
 use crate::error::NoSuchEntity;
+use crate::group::GroupError;
 use crate::query::{Query, QueryData, ReadOnlyQueryData};
-use crate::storage::{Component, ComponentId, Components};
+use crate::storage::{Component, ComponentId, Components, Ctx, Tick};
 
 /// The ids worlds stamp into their entities: 1 ..= 0x7FFF, in turn.
 static NEXT_WORLD_ID: AtomicU32 = AtomicU32::new(0);
@@ -71,9 +75,20 @@ pub struct World {
     entities: Entities,
     components: Components,
     data: DataStore<Entity>,
+    /// The change counter: writes are stamped with it.
+    tick: AtomicU32,
+    /// The tick at which stamps were last clamped.
+    clamped_at: u32,
+    /// What hooks recorded, applied after the change that ran them.
+    hook_commands: Commands,
+    /// Whether hook commands are being applied (they are not applied again from inside).
+    in_hooks: bool,
     #[cfg(feature = "serde")]
     pub(crate) saved: crate::serde::SavedTypes,
 }
+
+/// How a builder declares a group on the world it builds.
+type GroupFn = fn(&mut World) -> Result<(), GroupError>;
 
 /// Settings for a new [`World`]; made by [`World::builder`].
 ///
@@ -84,6 +99,7 @@ pub struct World {
 #[derive(Clone, Debug)]
 pub struct WorldBuilder {
     min_free: u32,
+    groups: Vec<GroupFn>,
 }
 
 impl WorldBuilder {
@@ -108,13 +124,66 @@ impl WorldBuilder {
     /// let world = dod_world::World::builder().build();
     /// assert!(world.is_empty());
     /// ```
-    pub fn build(self) -> World {
-        World {
+    /// Declares an owning group of the component types `G` (a tuple of 2 to 16 types): see
+    /// [`World::group`].
+    ///
+    /// ```
+    /// struct Pos(f32);
+    /// struct Vel(f32);
+    /// let world = dod_world::World::builder().group::<(Pos, Vel)>().build();
+    /// assert_eq!(world.group_len::<Pos>(), Some(0));
+    /// ```
+    pub fn group<G: Bundle>(mut self) -> Self {
+        self.groups.push(|w| w.group::<G>());
+        self
+    }
+
+    /// The world, or the error of a group that cannot be made (a type in two groups).
+    ///
+    /// ```
+    /// struct Pos(f32);
+    /// struct Vel(f32);
+    /// struct Acc(f32);
+    /// let err = dod_world::World::builder()
+    ///     .group::<(Pos, Vel)>()
+    ///     .group::<(Vel, Acc)>()
+    ///     .try_build()
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("Vel"));
+    /// ```
+    pub fn try_build(self) -> Result<World, GroupError> {
+        let mut world = World {
             entities: Entities::new(next_world_id(), self.min_free),
             components: Components::default(),
             data: DataStore::new(),
+            tick: AtomicU32::new(1),
+            clamped_at: 1,
+            hook_commands: Commands::new(),
+            in_hooks: false,
             #[cfg(feature = "serde")]
             saved: Default::default(),
+        };
+        for g in self.groups {
+            g(&mut world)?;
+        }
+        Ok(world)
+    }
+
+    /// The world.
+    ///
+    /// # Panics
+    ///
+    /// If a group cannot be made (see [`try_build`](WorldBuilder::try_build)).
+    ///
+    /// ```
+    /// let world = dod_world::World::builder().build();
+    /// assert!(world.is_empty());
+    /// ```
+    #[track_caller]
+    pub fn build(self) -> World {
+        match self.try_build() {
+            Ok(w) => w,
+            Err(e) => panic!("WorldBuilder::build: {e}"),
         }
     }
 
@@ -154,6 +223,7 @@ impl World {
     pub fn builder() -> WorldBuilder {
         WorldBuilder {
             min_free: DEFAULT_MIN_FREE,
+            groups: Vec::new(),
         }
     }
 
@@ -247,6 +317,49 @@ impl World {
     #[inline]
     pub fn flush(&mut self) {
         self.entities.flush();
+        if !self.hook_commands.is_empty() {
+            self.run_hooks();
+        }
+    }
+
+    /// Applies what hooks recorded, until they record nothing more.
+    ///
+    /// # Panics
+    ///
+    /// If hooks keep recording for more than 1 000 rounds (hooks that feed each other).
+    #[cold]
+    #[track_caller]
+    fn run_hooks(&mut self) {
+        if self.in_hooks {
+            return;
+        }
+        self.in_hooks = true;
+        let mut rounds = 0;
+        while !self.hook_commands.is_empty() {
+            rounds += 1;
+            assert!(
+                rounds <= 1000,
+                "hooks kept recording commands for 1 000 rounds: hooks that feed each other?"
+            );
+            let mut batch = core::mem::take(&mut self.hook_commands);
+            self.entities.flush();
+            batch.apply_to(self);
+        }
+        self.in_hooks = false;
+    }
+
+    /// A context for a structural change: the present tick and the hook buffer.
+    #[inline]
+    fn ctx_parts(&mut self) -> (&mut Entities, &mut Components, Ctx<'_>) {
+        let now = Tick(*self.tick.get_mut());
+        (
+            &mut self.entities,
+            &mut self.components,
+            Ctx {
+                now,
+                commands: &mut self.hook_commands,
+            },
+        )
     }
 
     /// Spawns an entity with the components of `bundle` and returns it. O(components),
@@ -265,10 +378,24 @@ impl World {
     #[track_caller]
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.flush();
-        let mut targets = B::targets(&mut self.components);
-        let e = self.entities.alloc();
-        bundle.put(&mut targets, e.index());
+        let (entities, components, mut ctx) = self.ctx_parts();
+        let (ids, mut targets) = B::targets(components);
+        let e = entities.alloc();
+        bundle.put(&mut targets, e, &mut ctx);
+        drop((targets, ctx));
+        if components.has_groups() {
+            components.enter_groups(e.index(), ids.as_ref());
+        }
+        self.after_change();
         e
+    }
+
+    /// Applies what hooks recorded during a change.
+    #[inline]
+    fn after_change(&mut self) {
+        if !self.hook_commands.is_empty() {
+            self.run_hooks();
+        }
     }
 
     /// Spawns an entity per bundle of `iter`, reserving room once for the iterator's size
@@ -296,13 +423,30 @@ impl World {
         self.flush();
         let iter = iter.into_iter();
         let (lower, _) = iter.size_hint();
-        let mut targets = B::targets(&mut self.components);
+        let grouped = {
+            let (ids, _) = B::targets(&mut self.components);
+            ids.as_ref()
+                .iter()
+                .any(|id| self.components.columns[id.index()].group.is_some())
+        };
+        if grouped {
+            // Each entity enters its groups as it is spawned, which needs the whole world.
+            let es: Vec<Entity> = iter.map(|b| self.spawn(b)).collect();
+            return SpawnBatch {
+                inner: Batch::Done(es.into_iter()),
+            };
+        }
+        let (entities, components, ctx) = self.ctx_parts();
+        let (_, mut targets) = B::targets(components);
         B::reserve(&mut targets, lower);
-        self.entities.reserve_capacity(lower);
+        entities.reserve_capacity(lower);
         SpawnBatch {
-            entities: &mut self.entities,
-            targets,
-            iter,
+            inner: Batch::Lazy {
+                entities,
+                targets,
+                ctx,
+                iter,
+            },
         }
     }
 
@@ -324,18 +468,24 @@ impl World {
         if !self.entities.free(e) {
             return false;
         }
-        let index = e.index();
+        let (_, components, mut ctx) = self.ctx_parts();
+        if components.has_groups() {
+            components.leave_all_groups(e.index());
+        }
         let mut panic = None;
-        for column in &mut self.components.columns {
+        for column in &mut components.columns {
             let storage = column.any_mut();
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.remove_index(index))) {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.remove_entity(e, &mut ctx)))
+            {
                 panic.get_or_insert(p);
             }
         }
+        drop(ctx);
         self.data.remove(e);
         if let Some(p) = panic {
             resume_unwind(p);
         }
+        self.after_change();
         true
     }
 
@@ -349,18 +499,22 @@ impl World {
     /// ```
     pub fn clear(&mut self) {
         self.flush();
-        self.entities.clear();
+        let (entities, components, mut ctx) = self.ctx_parts();
+        entities.clear();
+        components.clear_groups();
         let mut panic = None;
-        for column in &mut self.components.columns {
+        for column in &mut components.columns {
             let storage = column.any_mut();
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.clear())) {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.clear(entities, &mut ctx))) {
                 panic.get_or_insert(p);
             }
         }
+        drop(ctx);
         self.data.clear();
         if let Some(p) = panic {
             resume_unwind(p);
         }
+        self.after_change();
     }
 
     /// Gives `e` the components of `bundle`, replacing (and dropping) the ones it has.
@@ -388,8 +542,14 @@ impl World {
         if !self.entities.is_alive(e) {
             return Err(NoSuchEntity(e));
         }
-        let mut targets = B::targets(&mut self.components);
-        bundle.put(&mut targets, e.index());
+        let (_, components, mut ctx) = self.ctx_parts();
+        let (ids, mut targets) = B::targets(components);
+        bundle.put(&mut targets, e, &mut ctx);
+        drop((targets, ctx));
+        if components.has_groups() {
+            components.enter_groups(e.index(), ids.as_ref());
+        }
+        self.after_change();
         Ok(())
     }
 
@@ -407,7 +567,15 @@ impl World {
         if !self.entities.is_alive(e) {
             return None;
         }
-        self.components.storage_mut::<T>()?.remove(e.index())
+        let (_, components, mut ctx) = self.ctx_parts();
+        let id = components.id::<T>()?;
+        components.leave_group_of(e.index(), id);
+        let value = components.columns[id.index()]
+            .storage_of_mut::<T>()
+            .remove(e, &mut ctx);
+        drop(ctx);
+        self.after_change();
+        value
     }
 
     /// `e`'s `T`, or `None` if `e` is not alive (stale, of another world) or has none. O(1).
@@ -439,7 +607,8 @@ impl World {
         if !self.entities.is_alive(e) {
             return None;
         }
-        self.components.storage_mut::<T>()?.get_mut(e.index())
+        let now = self.change_tick();
+        self.components.storage_mut::<T>()?.get_mut(e.index(), now)
     }
 
     /// Whether `e` is alive and has a `T`. O(1).
@@ -515,6 +684,283 @@ impl World {
     pub fn query<Q: QueryData>(&mut self) -> Query<'_, Q> {
         self.flush();
         Query::new(self, false)
+    }
+
+    /// The change counter now: writes from now on are stamped with it. See [`Tick`].
+    ///
+    /// ```
+    /// let world = dod_world::World::new();
+    /// assert_eq!(world.change_tick().get(), 1);
+    /// ```
+    #[inline]
+    pub fn change_tick(&self) -> Tick {
+        Tick(self.tick.load(Ordering::Relaxed))
+    }
+
+    /// The tick of a remembered run ([`QueryState`](crate::QueryState)), moving the counter
+    /// on so that later writes are newer than it.
+    #[inline]
+    pub(crate) fn next_run_tick(&self) -> Tick {
+        Tick(self.tick.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Before an exclusive remembered run: clamps the stamps when the counter has moved a
+    /// long way since they were last clamped, so that no stamp ages past [`Tick::MAX_AGE`].
+    pub(crate) fn prepare_tracked_run(&mut self) {
+        let now = *self.tick.get_mut();
+        if now.wrapping_sub(self.clamped_at) > Tick::MAX_AGE / 2 {
+            self.clamp_stamps();
+        }
+    }
+
+    fn clamp_stamps(&mut self) {
+        let now = Tick(*self.tick.get_mut());
+        for column in &mut self.components.columns {
+            column.any_mut().clamp(now);
+        }
+        self.clamped_at = now.0;
+    }
+
+    /// Sets the change counter; for tests of the wrap-around.
+    #[doc(hidden)]
+    pub fn set_change_tick(&mut self, tick: u32) {
+        *self.tick.get_mut() = tick;
+        self.clamp_stamps();
+    }
+
+    /// Starts tracking changes of `T`: every value gets an "added" and a "changed" stamp (the
+    /// present one for the values already there), and the entities that lose a `T` are listed
+    /// until the next [`maintain`](World::maintain). [`Added<T>`](crate::Added),
+    /// [`Changed<T>`](crate::Changed) and [`removed`](World::removed) need it; types that are
+    /// not tracked pay nothing. Idempotent.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// world.track::<u32>();
+    /// let e = world.spawn((1u32,));
+    /// world.despawn(e);
+    /// assert_eq!(world.removed::<u32>(), [e]);
+    /// world.maintain();
+    /// assert!(world.removed::<u32>().is_empty());
+    /// ```
+    pub fn track<T: Component>(&mut self) {
+        self.flush();
+        let id = self.components.register::<T>();
+        let now = self.change_tick();
+        self.components.columns[id.index()].any_mut().track(now);
+    }
+
+    /// Whether changes of `T` are tracked.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// assert!(!world.is_tracked::<u8>());
+    /// world.track::<u8>();
+    /// assert!(world.is_tracked::<u8>());
+    /// ```
+    pub fn is_tracked<T: Component>(&self) -> bool {
+        self.components
+            .column::<T>()
+            .is_some_and(|c| c.any().is_tracked())
+    }
+
+    /// The entities that lost their `T` (removed, or despawned) since the last
+    /// [`maintain`](World::maintain), oldest first; empty unless `T` is tracked. An entity that
+    /// lost `T` twice is listed twice.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// world.track::<char>();
+    /// let e = world.spawn(('x',));
+    /// world.remove::<char>(e);
+    /// assert_eq!(world.removed::<char>(), [e]);
+    /// ```
+    pub fn removed<T: Component>(&self) -> &[Entity] {
+        self.components
+            .storage::<T>()
+            .and_then(|s| s.ticks.as_ref())
+            .map_or(&[], |t| &t.removed)
+    }
+
+    /// The frame boundary: forgets the lists of removed entities, and clamps every change
+    /// stamp older than [`Tick::MAX_AGE`] so that comparisons stay right when the counter
+    /// wraps (call it at least once per 2³⁰ remembered query runs; once a frame is plenty).
+    /// O(tracked values).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// world.track::<u8>();
+    /// let e = world.spawn((1u8,));
+    /// world.despawn(e);
+    /// world.maintain();
+    /// assert!(world.removed::<u8>().is_empty());
+    /// ```
+    pub fn maintain(&mut self) {
+        self.flush();
+        *self.tick.get_mut() += 1;
+        let now = self.change_tick();
+        for column in &mut self.components.columns {
+            column.any_mut().maintain(now);
+        }
+        self.clamped_at = now.0;
+    }
+
+    /// Calls `hook` with the entity and the value every time an entity gets a `T` (spawn,
+    /// insert, commands; a replaced value goes through [`on_remove`](World::on_remove)
+    /// first). The hook may record changes in the [`Commands`] it is given, which the world
+    /// applies right after the change that ran the hook; it cannot touch the world directly.
+    /// Replaces the previous insert hook of `T`.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// struct Enemy;
+    /// struct Alert;
+    ///
+    /// let mut world = dod_world::World::new();
+    /// let seen = Arc::new(AtomicUsize::new(0));
+    /// let s = seen.clone();
+    /// world.on_insert::<Enemy>(move |e, _, commands| {
+    ///     s.fetch_add(1, Ordering::Relaxed);
+    ///     commands.insert(e, (Alert,));
+    /// });
+    /// let e = world.spawn((Enemy,));
+    /// assert_eq!(seen.load(Ordering::Relaxed), 1);
+    /// assert!(world.has::<Alert>(e));
+    /// ```
+    pub fn on_insert<T: Component>(
+        &mut self,
+        hook: impl Fn(Entity, &T, &mut Commands) + Send + Sync + 'static,
+    ) {
+        self.flush();
+        self.components.storage_or_insert::<T>().on_insert = Some(Box::new(hook));
+    }
+
+    /// Calls `hook` with the entity and the value every time an entity loses a `T` (remove,
+    /// despawn, clear, replacement by insert), before the value is dropped; see
+    /// [`on_insert`](World::on_insert). Replaces the previous remove hook of `T`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// let mut world = dod_world::World::new();
+    /// let gone = Arc::new(Mutex::new(Vec::new()));
+    /// let g = gone.clone();
+    /// world.on_remove::<u32>(move |_, v, _| g.lock().unwrap().push(*v));
+    /// let e = world.spawn((7u32,));
+    /// world.despawn(e);
+    /// assert_eq!(*gone.lock().unwrap(), [7]);
+    /// ```
+    pub fn on_remove<T: Component>(
+        &mut self,
+        hook: impl Fn(Entity, &T, &mut Commands) + Send + Sync + 'static,
+    ) {
+        self.flush();
+        self.components.storage_or_insert::<T>().on_remove = Some(Box::new(hook));
+    }
+
+    /// Makes an owning group of the component types `G` (a tuple of 2 to 16 types): the
+    /// entities that have all of them are kept packed at the front of each of their storages,
+    /// in one order, so a query that requires them all walks the packed prefix in lockstep
+    /// with no lookups, and [`Query::slices`] hands the prefix out as slices. Adding or
+    /// removing one of the types costs a swap per owned storage. Entities that already have
+    /// them all are packed now. O(entities with the first type).
+    ///
+    /// # Errors
+    ///
+    /// [`GroupError::AlreadyGrouped`] if one of the types already belongs to a group;
+    /// [`GroupError::BadTypes`] if a type is named twice or there are too few or too many.
+    ///
+    /// ```
+    /// struct Pos(f32);
+    /// struct Vel(f32);
+    /// let mut world = dod_world::World::new();
+    /// world.spawn((Pos(0.0), Vel(1.0)));
+    /// world.spawn((Pos(0.0),));
+    /// world.group::<(Pos, Vel)>().unwrap();
+    /// assert_eq!(world.group_len::<Pos>(), Some(1));
+    /// assert!(world.group::<(Vel, u8)>().is_err()); // Vel is taken
+    /// ```
+    pub fn group<G: Bundle>(&mut self) -> Result<(), GroupError> {
+        self.flush();
+        let mut ids = Vec::new();
+        let bad = catch_unwind(AssertUnwindSafe(|| G::ids(&mut self.components, &mut ids)));
+        if bad.is_err() {
+            return Err(GroupError::BadTypes {
+                why: "an owning group names one type twice".into(),
+            });
+        }
+        self.components.add_group(&ids)
+    }
+
+    /// The number of entities packed in the group that owns `T`, or `None` if `T` is in no
+    /// group.
+    ///
+    /// ```
+    /// struct Pos(f32);
+    /// struct Vel(f32);
+    /// let mut world = dod_world::World::builder().group::<(Pos, Vel)>().build();
+    /// world.spawn((Pos(0.0), Vel(0.0)));
+    /// assert_eq!(world.group_len::<Vel>(), Some(1));
+    /// assert_eq!(world.group_len::<u8>(), None);
+    /// ```
+    pub fn group_len<T: Component>(&self) -> Option<usize> {
+        let id = self.components.id::<T>()?;
+        self.components.group_of(id).map(|g| g.len)
+    }
+
+    /// Sorts the entities of the group that owns `T` by their `T`, every owned storage
+    /// together (a scene graph's "parents before children"). Stable. O(n log n) for the n
+    /// packed entities.
+    ///
+    /// # Panics
+    ///
+    /// If `T` is in no group.
+    ///
+    /// ```
+    /// use dod_world::Entity;
+    /// struct Depth(u32);
+    /// struct Local(f32);
+    /// let mut world = dod_world::World::builder().group::<(Depth, Local)>().build();
+    /// for d in [2, 0, 1] {
+    ///     world.spawn((Depth(d), Local(d as f32)));
+    /// }
+    /// world.sort_group_by::<Depth>(|a, b| a.0.cmp(&b.0));
+    /// let depths: Vec<u32> = world.query::<&Depth>().iter().map(|d| d.0).collect();
+    /// assert_eq!(depths, [0, 1, 2]);
+    /// let locals: Vec<f32> = world.query::<&Local>().iter().map(|l| l.0).collect();
+    /// assert_eq!(locals, [0.0, 1.0, 2.0]);
+    /// ```
+    #[track_caller]
+    pub fn sort_group_by<T: Component>(&mut self, mut compare: impl FnMut(&T, &T) -> CmpOrdering) {
+        self.flush();
+        let Some(id) = self.components.id::<T>() else {
+            panic!("sort_group_by: `{}` is in no group", core::any::type_name::<T>())
+        };
+        let Some(group) = self.components.group_of(id) else {
+            panic!("sort_group_by: `{}` is in no group", core::any::type_name::<T>())
+        };
+        let (len, owned) = (group.len, group.owned.clone());
+        let values = &self.components.columns[id.index()].storage::<T>().set.values()[..len];
+        let mut order: Vec<usize> = (0..len).collect();
+        order.sort_by(|&a, &b| compare(&values[a], &values[b]));
+        // Position p must receive the entry now at order[p]: follow each cycle with swaps.
+        let mut at: Vec<usize> = (0..len).collect(); // where the entry first at i is now
+        let mut holder: Vec<usize> = (0..len).collect(); // which first entry is now at p
+        for p in 0..len {
+            let want = order[p];
+            let from = at[want];
+            if from != p {
+                for cid in &owned {
+                    self.components.columns[cid.index()]
+                        .any_mut()
+                        .swap_positions(p, from);
+                }
+                let displaced = holder[p];
+                holder.swap(p, from);
+                at[want] = p;
+                at[displaced] = from;
+            }
+        }
     }
 
     /// A read-only query through `&World`.
@@ -721,6 +1167,8 @@ impl World {
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
         self.entities.assert_invariants();
+        self.components.assert_groups();
+        assert!(self.hook_commands.is_empty(), "hook commands left unapplied");
         for column in &self.components.columns {
             let storage = column.any();
             let indices = storage.indices();
@@ -759,6 +1207,37 @@ impl World {
     #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn set_data_store(&mut self, data: DataStore<Entity>) {
         self.data = data;
+    }
+
+    /// Takes the contents of a freshly loaded world whose saved types are `saved`; keeps the
+    /// settings (hooks, tracking, groups) of this one.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn take_loaded(&mut self, loaded: &mut World, saved: &[core::any::TypeId]) {
+        self.flush();
+        let now = self.change_tick();
+        core::mem::swap(&mut self.entities, &mut loaded.entities);
+        core::mem::swap(&mut self.data, &mut loaded.data);
+        let mut taken = alloc::vec![false; self.components.columns.len()];
+        for &t in saved {
+            let (Some(mine), Some(theirs)) =
+                (self.components.id_of(t), loaded.components.id_of(t))
+            else {
+                continue;
+            };
+            let from = loaded.components.columns[theirs.index()].any_mut();
+            self.components.columns[mine.index()]
+                .any_mut()
+                .replace_values(from, now);
+            taken[mine.index()] = true;
+        }
+        for (column, taken) in self.components.columns.iter_mut().zip(taken) {
+            if !taken {
+                column.any_mut().clear_silently();
+            }
+        }
+        for g in 0..self.components.groups.len() {
+            self.components.pack(g);
+        }
     }
 
     /// Checks that every component and every datum belongs to a live entity (for loading).
@@ -802,11 +1281,21 @@ impl fmt::Debug for World {
 }
 
 /// The entities of a [`World::spawn_batch`], spawned as the iterator is walked (and the rest
-/// when it is dropped).
+/// when it is dropped). Commands recorded by hooks during a batch are applied at the world's
+/// next change.
 pub struct SpawnBatch<'w, I: Iterator<Item = B>, B: Bundle> {
-    entities: &'w mut Entities,
-    targets: B::Targets<'w>,
-    iter: I,
+    inner: Batch<'w, I, B>,
+}
+
+/// A batch in progress, or one spawned at once (a bundle with grouped types).
+enum Batch<'w, I: Iterator<Item = B>, B: Bundle> {
+    Lazy {
+        entities: &'w mut Entities,
+        targets: B::Targets<'w>,
+        ctx: Ctx<'w>,
+        iter: I,
+    },
+    Done(alloc::vec::IntoIter<Entity>),
 }
 
 impl<I: Iterator<Item = B>, B: Bundle> Iterator for SpawnBatch<'_, I, B> {
@@ -814,14 +1303,27 @@ impl<I: Iterator<Item = B>, B: Bundle> Iterator for SpawnBatch<'_, I, B> {
 
     #[inline]
     fn next(&mut self) -> Option<Entity> {
-        let bundle = self.iter.next()?;
-        let e = self.entities.alloc();
-        bundle.put(&mut self.targets, e.index());
-        Some(e)
+        match &mut self.inner {
+            Batch::Lazy {
+                entities,
+                targets,
+                ctx,
+                iter,
+            } => {
+                let bundle = iter.next()?;
+                let e = entities.alloc();
+                bundle.put(targets, e, ctx);
+                Some(e)
+            }
+            Batch::Done(es) => es.next(),
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.iter.size_hint()
+        match &self.inner {
+            Batch::Lazy { iter, .. } => iter.size_hint(),
+            Batch::Done(es) => es.size_hint(),
+        }
     }
 }
 
@@ -829,7 +1331,9 @@ impl<I: ExactSizeIterator<Item = B>, B: Bundle> ExactSizeIterator for SpawnBatch
 
 impl<I: Iterator<Item = B>, B: Bundle> Drop for SpawnBatch<'_, I, B> {
     fn drop(&mut self) {
-        for _ in self.by_ref() {}
+        if let Batch::Lazy { .. } = self.inner {
+            for _ in self.by_ref() {}
+        }
     }
 }
 

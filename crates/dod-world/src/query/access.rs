@@ -27,17 +27,26 @@ pub struct Access {
     pub(crate) id: ComponentId,
     pub(crate) name: &'static str,
     pub(crate) kind: Kind,
+    /// Whether every entity the query visits has the component (not `Option`, not
+    /// `Without`).
+    pub(crate) required: bool,
 }
 
 impl Access {
     /// Records that the query uses `T` as `kind` (nothing if `T` is not registered: no storage,
     /// nothing to borrow).
-    pub(crate) fn push<T: Component>(world: &World, kind: Kind, out: &mut Vec<Access>) {
+    pub(crate) fn push<T: Component>(
+        world: &World,
+        kind: Kind,
+        required: bool,
+        out: &mut Vec<Access>,
+    ) {
         if let Some(id) = world.components().id::<T>() {
             out.push(Access {
                 id,
                 name: core::any::type_name::<T>(),
                 kind,
+                required,
             });
         }
     }

@@ -13,8 +13,17 @@ use dod::BitSet;
 
 use super::access::{Access, Kind};
 use crate::entity::{Entities, Entity};
-use crate::storage::{is_tag, tag_mut, tag_ref, Component, Storage};
+use crate::storage::{tag_mut, tag_ref, Component, ComponentId, Storage, Tick};
 use crate::World;
+
+/// The ticks of one run: writes are stamped `now`; change filters look for stamps newer than
+/// `since`. (Public only so that the query traits can name it.)
+#[derive(Clone, Copy, Debug)]
+#[allow(unreachable_pub)]
+pub struct RunTicks {
+    pub(crate) since: Tick,
+    pub(crate) now: Tick,
+}
 
 /// How a run walks its entities: a dense slice of entity indices, or a tag's bits. (Public
 /// only so that the query traits can name it; not reachable outside.)
@@ -27,26 +36,25 @@ pub enum Driver<'w> {
     Bits(&'w BitSet),
 }
 
-/// The best driver offered so far: the smallest required storage.
+/// The best driver offered so far: the smallest required storage, and its component (whose
+/// elements then use the loop's position instead of a lookup).
 #[allow(unreachable_pub)]
 pub struct Candidate<'w> {
     pub(crate) len: usize,
-    pub(crate) which: usize,
+    pub(crate) id: Option<ComponentId>,
     pub(crate) driver: Driver<'w>,
 }
 
-/// Records `(len, driver)` as element `*n`'s offer if it is the smallest so far.
+/// Records `(len, driver)` of component `id` if it is the smallest offer so far.
 #[inline]
 pub(crate) fn offer<'w>(
     best: &mut Option<Candidate<'w>>,
-    n: &mut usize,
+    id: Option<ComponentId>,
     len: usize,
     driver: Driver<'w>,
 ) {
-    let which = *n;
-    *n += 1;
     if best.as_ref().is_none_or(|b| len < b.len) {
-        *best = Some(Candidate { len, which, driver });
+        *best = Some(Candidate { len, id, driver });
     }
 }
 
@@ -77,15 +85,16 @@ pub unsafe trait QueryData {
     /// The caller has checked `access` against every other live access to the world (the
     /// query's own elements included) and holds what it needs for `'w`.
     #[doc(hidden)]
-    unsafe fn prepare<'w>(world: &'w World) -> Option<Self::State<'w>>;
+    unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>>;
 
-    /// Offers the element's storage as the driver, numbering the elements with `n`.
+    /// Offers the element's storage as the driver.
     #[doc(hidden)]
-    fn offer<'w>(state: &Self::State<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>);
+    fn offer<'w>(state: &Self::State<'w>, best: &mut Option<Candidate<'w>>);
 
-    /// Marks element `which` (numbered as in `offer`) as the driver.
+    /// Marks the elements whose component is one of `driving` as walked by position: the
+    /// driver's, or every owned type of the group that drives.
     #[doc(hidden)]
-    fn choose(state: &mut Self::State<'_>, n: &mut usize, which: usize);
+    fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]);
 
     /// The item of entity `index`, or `None` if it lacks a required component. `pos` is the
     /// dense position the loop is at in the driver's storage (meaningful only to the driver).
@@ -120,15 +129,15 @@ unsafe impl QueryData for Entity {
 
     fn access(_: &World, _: &mut Vec<Access>) {}
 
-    unsafe fn prepare<'w>(world: &'w World) -> Option<Self::State<'w>> {
+    unsafe fn prepare<'w>(world: &'w World, _: RunTicks) -> Option<Self::State<'w>> {
         Some(world.entities())
     }
 
     #[inline]
-    fn offer<'w>(_: &Self::State<'w>, _: &mut usize, _: &mut Option<Candidate<'w>>) {}
+    fn offer<'w>(_: &Self::State<'w>, _: &mut Option<Candidate<'w>>) {}
 
     #[inline]
-    fn choose(_: &mut Self::State<'_>, _: &mut usize, _: usize) {}
+    fn choose(_: &mut Self::State<'_>, _: &[ComponentId]) {}
 
     #[inline]
     unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, _: usize) -> Option<Self::Item<'w>> {
@@ -150,48 +159,58 @@ unsafe impl ReadOnlyQueryData for Entity {}
 /// A run's view of one storage: a sparse set's lookup and dense values, or a tag's bits.
 #[allow(unreachable_pub, missing_docs)]
 pub enum Column<'w, P> {
-    /// Values in a sparse set: the lookup, the values as a pointer (shared or not), their
-    /// number, and whether this column drives the run.
+    /// Values in a sparse set: the component, the lookup, the values as a pointer (shared or
+    /// not), their number, whether the run walks this column by position, and (for a tracked
+    /// type handed out mutably) the change stamps to write `now` into, else null.
     Set {
+        id: ComponentId,
         sparse: SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>,
         values: P,
         len: usize,
         driver: bool,
+        changed: *mut Tick,
+        now: Tick,
     },
-    /// A tag: presence bits and their count.
-    Tag { bits: &'w BitSet, len: usize },
+    /// A tag in bits: its component, the bits and their count.
+    Tag {
+        id: ComponentId,
+        bits: &'w BitSet,
+        len: usize,
+    },
 }
 
 impl<'w, P: Copy> Column<'w, P> {
     #[inline]
-    fn offer(this: &Column<'w, P>, n: &mut usize, best: &mut Option<Candidate<'w>>) {
+    fn offer(this: &Column<'w, P>, best: &mut Option<Candidate<'w>>) {
         match *this {
-            Column::Set { sparse, len, .. } => offer(best, n, len, Driver::Dense(sparse.indices())),
-            Column::Tag { bits, len } => offer(best, n, len, Driver::Bits(bits)),
+            Column::Set {
+                id, sparse, len, ..
+            } => offer(best, Some(id), len, Driver::Dense(sparse.indices())),
+            Column::Tag { id, bits, len } => offer(best, Some(id), len, Driver::Bits(bits)),
         }
     }
 
     #[inline]
-    fn choose(&mut self, n: &mut usize, which: usize) {
-        if let Column::Set { driver, .. } = self {
-            *driver = *n == which;
+    fn choose(&mut self, driving: &[ComponentId]) {
+        if let Column::Set { id, driver, .. } = self {
+            *driver = driving.contains(id);
         }
-        *n += 1;
     }
-}
 
-/// Where the value of entity `index` is in a set column, or `None`.
-#[inline]
-fn position(
-    sparse: &SparseView<'_, { dod::sparse_set::DEFAULT_PAGE_SIZE }>,
-    driver: bool,
-    index: u32,
-    pos: usize,
-) -> Option<usize> {
-    if driver {
-        Some(pos)
-    } else {
-        sparse.get_index_of(index)
+    /// The dense position of entity `index`, or `None` if it has no value here: the run's
+    /// position when this column is walked by position, else a lookup.
+    #[inline]
+    fn position(&self, index: u32, pos: usize) -> Option<usize> {
+        match self {
+            Column::Set { sparse, driver, .. } => {
+                if *driver {
+                    Some(pos)
+                } else {
+                    sparse.get_index_of(index)
+                }
+            }
+            Column::Tag { .. } => None,
+        }
     }
 }
 
@@ -202,46 +221,64 @@ fn position(
 /// No `&mut` to `T`'s storage is live for `'w` (the caller's access checks).
 #[allow(unsafe_code)]
 unsafe fn shared_column<'w, T: Component>(world: &'w World) -> Option<Column<'w, *const T>> {
-    let storage: &'w Storage<T> = world.components().storage::<T>()?;
-    Some(if is_tag::<T>() {
+    let id = world.components().id::<T>()?;
+    let storage: &'w Storage<T> = world.components().columns[id.index()].storage();
+    Some(if storage.in_bits {
         Column::Tag {
+            id,
             bits: &storage.tags,
             len: storage.tag_count,
         }
     } else {
         let (sparse, values) = storage.set.split();
         Column::Set {
+            id,
             sparse,
             values: values.as_ptr(),
             len: values.len(),
             driver: false,
+            changed: core::ptr::null_mut(),
+            now: Tick::default(),
         }
     })
 }
 
-/// The exclusive column of `T`, if registered.
+/// The exclusive column of `T`, if registered; its writes are stamped `now` when `T` is
+/// tracked.
 ///
 /// # Safety
 ///
 /// The caller has exclusive access to `T`'s storage for `'w`.
 #[allow(unsafe_code)]
-unsafe fn exclusive_column<'w, T: Component>(world: &'w World) -> Option<Column<'w, *mut T>> {
-    let column = world.components().column::<T>()?;
+unsafe fn exclusive_column<'w, T: Component>(
+    world: &'w World,
+    now: Tick,
+) -> Option<Column<'w, *mut T>> {
+    let id = world.components().id::<T>()?;
+    let column = &world.components().columns[id.index()];
     // SAFETY: exclusive access to this column for `'w` is the caller's contract.
     let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
-    Some(if is_tag::<T>() {
+    Some(if storage.in_bits {
         let len = storage.tag_count;
         Column::Tag {
+            id,
             bits: &storage.tags,
             len,
         }
     } else {
+        let changed = storage
+            .ticks
+            .as_mut()
+            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
         let (sparse, values) = storage.set.split_mut();
         Column::Set {
+            id,
             sparse,
             len: values.len(),
             values: values.as_mut_ptr(),
             driver: false,
+            changed,
+            now,
         }
     })
 }
@@ -253,37 +290,31 @@ unsafe impl<T: Component> QueryData for &T {
     type State<'w> = Column<'w, *const T>;
 
     fn access(world: &World, out: &mut Vec<Access>) {
-        Access::push::<T>(world, Kind::Read, out);
+        Access::push::<T>(world, Kind::Read, true, out);
     }
 
-    unsafe fn prepare<'w>(world: &'w World) -> Option<Self::State<'w>> {
+    unsafe fn prepare<'w>(world: &'w World, _: RunTicks) -> Option<Self::State<'w>> {
         // SAFETY: the caller checked that no write to `T` is live.
         unsafe { shared_column(world) }
     }
 
     #[inline]
-    fn offer<'w>(state: &Self::State<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>) {
-        Column::offer(state, n, best);
+    fn offer<'w>(state: &Self::State<'w>, best: &mut Option<Candidate<'w>>) {
+        Column::offer(state, best);
     }
 
     #[inline]
-    fn choose(state: &mut Self::State<'_>, n: &mut usize, which: usize) {
-        state.choose(n, which);
+    fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]) {
+        state.choose(driving);
     }
 
     #[inline]
     unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Option<&'w T> {
         match *state {
-            Column::Set {
-                ref sparse,
-                values,
-                driver,
-                ..
-            } => {
-                let p = position(sparse, driver, index, pos)?;
+            Column::Set { values, .. } => {
+                let p = state.position(index, pos)?;
                 // SAFETY: `p` is a position of the dense values (the sparse side's answer, or
-                // the driver's loop position below `len`), valid for `'w`; no write to `T` is
-                // live.
+                // the walked position below `len`), valid for `'w`; no write to `T` is live.
                 Some(unsafe { &*values.add(p) })
             }
             Column::Tag { bits, .. } => bits.contains(index).then(tag_ref),
@@ -310,34 +341,39 @@ unsafe impl<T: Component> QueryData for &mut T {
     type State<'w> = Column<'w, *mut T>;
 
     fn access(world: &World, out: &mut Vec<Access>) {
-        Access::push::<T>(world, Kind::Write, out);
+        Access::push::<T>(world, Kind::Write, true, out);
     }
 
-    unsafe fn prepare<'w>(world: &'w World) -> Option<Self::State<'w>> {
+    unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>> {
         // SAFETY: the caller checked that this is the only access to `T`.
-        unsafe { exclusive_column(world) }
+        unsafe { exclusive_column(world, ticks.now) }
     }
 
     #[inline]
-    fn offer<'w>(state: &Self::State<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>) {
-        Column::offer(state, n, best);
+    fn offer<'w>(state: &Self::State<'w>, best: &mut Option<Candidate<'w>>) {
+        Column::offer(state, best);
     }
 
     #[inline]
-    fn choose(state: &mut Self::State<'_>, n: &mut usize, which: usize) {
-        state.choose(n, which);
+    fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]) {
+        state.choose(driving);
     }
 
     #[inline]
     unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Option<&'w mut T> {
         match *state {
             Column::Set {
-                ref sparse,
                 values,
-                driver,
+                changed,
+                now,
                 ..
             } => {
-                let p = position(sparse, driver, index, pos)?;
+                let p = state.position(index, pos)?;
+                if !changed.is_null() {
+                    // SAFETY: a tracked storage keeps one stamp per dense value, so `p` is in
+                    // bounds; the stamps are this run's alone, like the values.
+                    unsafe { *changed.add(p) = now };
+                }
                 // SAFETY: `p` is a dense position below `len`, valid for `'w`; the storage is
                 // exclusively this run's, and no other item for `index` (so for `p`) is live.
                 Some(unsafe { &mut *values.add(p) })
@@ -365,27 +401,36 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type State<'w> = Optional<Q::State<'w>>;
 
     fn access(world: &World, out: &mut Vec<Access>) {
+        let from = out.len();
         Q::access(world, out);
+        for a in &mut out[from..] {
+            a.required = false;
+        }
     }
 
-    unsafe fn prepare<'w>(world: &'w World) -> Option<Self::State<'w>> {
+    unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>> {
         // SAFETY: forwarded contract.
-        Some(Optional(unsafe { Q::prepare(world) }))
+        Some(Optional(unsafe { Q::prepare(world, ticks) }))
     }
 
     #[inline]
-    fn offer<'w>(_: &Self::State<'w>, _: &mut usize, _: &mut Option<Candidate<'w>>) {
+    fn offer<'w>(_: &Self::State<'w>, _: &mut Option<Candidate<'w>>) {
         // Optional elements never drive: they match every entity.
     }
 
     #[inline]
-    fn choose(_: &mut Self::State<'_>, _: &mut usize, _: usize) {}
+    fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]) {
+        // Walked by position only when a group that owns its type drives: every entity the
+        // run visits then has it.
+        if let Some(s) = &mut state.0 {
+            Q::choose(s, driving);
+        }
+    }
 
     #[inline]
     unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Option<Self::Item<'w>> {
         Some(match &state.0 {
-            // SAFETY: forwarded contract; the inner element is never the driver, so it looks
-            // `index` up itself.
+            // SAFETY: forwarded contract.
             Some(s) => unsafe { Q::fetch(s, index, pos) },
             None => None,
         })
@@ -415,19 +460,19 @@ macro_rules! tuple_data {
                 $($q::access(world, out);)*
             }
 
-            unsafe fn prepare<'w>(world: &'w World) -> Option<Self::State<'w>> {
+            unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>> {
                 // SAFETY: forwarded contract.
-                Some(($(unsafe { $q::prepare(world)? },)*))
+                Some(($(unsafe { $q::prepare(world, ticks)? },)*))
             }
 
             #[inline]
-            fn offer<'w>(state: &Self::State<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>) {
-                $($q::offer(&state.$i, n, best);)*
+            fn offer<'w>(state: &Self::State<'w>, best: &mut Option<Candidate<'w>>) {
+                $($q::offer(&state.$i, best);)*
             }
 
             #[inline]
-            fn choose(state: &mut Self::State<'_>, n: &mut usize, which: usize) {
-                $($q::choose(&mut state.$i, n, which);)*
+            fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]) {
+                $($q::choose(&mut state.$i, driving);)*
             }
 
             #[inline]

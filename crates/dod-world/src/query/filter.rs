@@ -8,8 +8,8 @@ use dod::sparse_set::SparseView;
 use dod::BitSet;
 
 use super::access::{Access, Kind};
-use super::data::{offer, Candidate, Driver};
-use crate::storage::{is_tag, Component};
+use super::data::{offer, Candidate, Driver, RunTicks};
+use crate::storage::{Component, ComponentId, Storage, Tick};
 use crate::World;
 
 /// Keeps the entities that have a `T`, without handing it out; added with
@@ -46,33 +46,34 @@ pub struct Without<T>(PhantomData<fn() -> T>);
 #[allow(unreachable_pub)]
 pub enum Presence<'w> {
     /// A sparse set's lookup.
-    Set(SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>),
-    /// A tag's bits.
-    Tag(&'w BitSet, usize),
+    Set(ComponentId, SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>),
+    /// A tag's bits and their count.
+    Tag(ComponentId, &'w BitSet, usize),
 }
 
 impl Presence<'_> {
     #[inline]
     fn contains(&self, index: u32) -> bool {
         match self {
-            Presence::Set(s) => s.contains(index),
-            Presence::Tag(b, _) => b.contains(index),
+            Presence::Set(_, s) => s.contains(index),
+            Presence::Tag(_, b, _) => b.contains(index),
         }
     }
 }
 
 /// The presence of `T` in `world`, if `T` is registered.
 fn presence<T: Component>(world: &World) -> Option<Presence<'_>> {
-    let storage = world.components().storage::<T>()?;
-    Some(if is_tag::<T>() {
-        Presence::Tag(&storage.tags, storage.tag_count)
+    let id = world.components().id::<T>()?;
+    let storage: &Storage<T> = world.components().columns[id.index()].storage();
+    Some(if storage.in_bits {
+        Presence::Tag(id, &storage.tags, storage.tag_count)
     } else {
-        Presence::Set(storage.set.split().0)
+        Presence::Set(id, storage.set.split().0)
     })
 }
 
-/// A condition a query's entities meet: `()` (none), [`With<T>`], [`Without<T>`], and tuples
-/// of up to 12 of them (all must hold).
+/// A condition a query's entities meet: `()` (none), [`With<T>`], [`Without<T>`],
+/// [`Added<T>`], [`Changed<T>`], and tuples of up to 12 of them (all must hold).
 ///
 /// # Safety
 ///
@@ -84,21 +85,25 @@ pub unsafe trait QueryFilter {
     #[doc(hidden)]
     type State<'w>;
 
-    /// Declares the storages read (as filters: only their sparse side).
+    /// Declares the storages read (as filters: only their sparse side and stamps).
     #[doc(hidden)]
     fn access(world: &World, out: &mut Vec<Access>);
 
     /// Prepares a run; `None` if no entity can match.
     #[doc(hidden)]
-    fn prepare(world: &World) -> Option<Self::State<'_>>;
+    fn prepare(world: &World, ticks: RunTicks) -> Option<Self::State<'_>>;
 
     /// Offers the filter's storage as the driver.
     #[doc(hidden)]
-    fn offer<'w>(state: &Self::State<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>);
+    fn offer<'w>(state: &Self::State<'w>, best: &mut Option<Candidate<'w>>);
 
-    /// Whether entity `index` meets the condition.
+    /// Marks the filters on one of `driving` as walked by position.
     #[doc(hidden)]
-    fn matches(state: &Self::State<'_>, index: u32) -> bool;
+    fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]);
+
+    /// Whether entity `index` (at the walked position `pos`) meets the condition.
+    #[doc(hidden)]
+    fn matches(state: &Self::State<'_>, index: u32, pos: usize) -> bool;
 }
 
 // SAFETY: reads the sparse side of `T`'s storage, as declared.
@@ -107,23 +112,31 @@ unsafe impl<T: Component> QueryFilter for With<T> {
     type State<'w> = Presence<'w>;
 
     fn access(world: &World, out: &mut Vec<Access>) {
-        Access::push::<T>(world, Kind::Filter, out);
+        Access::push::<T>(world, Kind::Filter, true, out);
     }
 
-    fn prepare(world: &World) -> Option<Presence<'_>> {
+    fn prepare(world: &World, _: RunTicks) -> Option<Presence<'_>> {
         presence::<T>(world)
     }
 
     #[inline]
-    fn offer<'w>(state: &Presence<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>) {
+    fn offer<'w>(state: &Presence<'w>, best: &mut Option<Candidate<'w>>) {
         match *state {
-            Presence::Set(s) => offer(best, n, s.indices().len(), Driver::Dense(s.indices())),
-            Presence::Tag(b, len) => offer(best, n, len, Driver::Bits(b)),
+            Presence::Set(id, s) => offer(
+                best,
+                Some(id),
+                s.indices().len(),
+                Driver::Dense(s.indices()),
+            ),
+            Presence::Tag(id, b, len) => offer(best, Some(id), len, Driver::Bits(b)),
         }
     }
 
     #[inline]
-    fn matches(state: &Presence<'_>, index: u32) -> bool {
+    fn choose(_: &mut Presence<'_>, _: &[ComponentId]) {}
+
+    #[inline]
+    fn matches(state: &Presence<'_>, index: u32, _: usize) -> bool {
         state.contains(index)
     }
 }
@@ -134,21 +147,153 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
     type State<'w> = Option<Presence<'w>>;
 
     fn access(world: &World, out: &mut Vec<Access>) {
-        Access::push::<T>(world, Kind::Filter, out);
+        Access::push::<T>(world, Kind::Filter, false, out);
     }
 
-    fn prepare(world: &World) -> Option<Option<Presence<'_>>> {
+    fn prepare(world: &World, _: RunTicks) -> Option<Option<Presence<'_>>> {
         Some(presence::<T>(world))
     }
 
     #[inline]
-    fn offer<'w>(_: &Self::State<'w>, _: &mut usize, _: &mut Option<Candidate<'w>>) {}
+    fn offer<'w>(_: &Self::State<'w>, _: &mut Option<Candidate<'w>>) {}
 
     #[inline]
-    fn matches(state: &Self::State<'_>, index: u32) -> bool {
+    fn choose(_: &mut Self::State<'_>, _: &[ComponentId]) {}
+
+    #[inline]
+    fn matches(state: &Self::State<'_>, index: u32, _: usize) -> bool {
         state.as_ref().is_none_or(|p| !p.contains(index))
     }
 }
+
+/// Keeps the entities whose `T` was added since the query's last run (a
+/// [`QueryState`](crate::QueryState) remembers it; a query without one sees every value as
+/// added). `T` must be tracked ([`World::track`](crate::World::track)).
+///
+/// ```
+/// use dod_world::{Added, Entity, QueryState, World};
+/// let mut world = World::new();
+/// world.track::<u32>();
+/// let mut fresh = QueryState::<Entity, Added<u32>>::new();
+/// let a = world.spawn((1u32,));
+/// assert_eq!(fresh.query(&mut world).iter().collect::<Vec<_>>(), [a]);
+/// let b = world.spawn((2u32,));
+/// assert_eq!(fresh.query(&mut world).iter().collect::<Vec<_>>(), [b]);
+/// ```
+pub struct Added<T>(PhantomData<fn() -> T>);
+
+/// Keeps the entities whose `T` was added or written since the query's last run. A value is
+/// written when code takes it mutably: a `&mut T` from a query, or
+/// [`World::get_mut`](crate::World::get_mut). `T` must be tracked.
+///
+/// Marking on mutable access, not on an actual write, keeps items plain references (no guard
+/// per item, nothing between SIMD code and the slice); the price is that code which takes
+/// `&mut T` and writes nothing still marks the value: take `&T` to read.
+///
+/// ```
+/// use dod_world::{Changed, Entity, QueryState, World};
+/// let mut world = World::new();
+/// world.track::<u32>();
+/// let a = world.spawn((1u32,));
+/// let b = world.spawn((2u32,));
+/// let mut moved = QueryState::<Entity, Changed<u32>>::new();
+/// assert_eq!(moved.query(&mut world).count(), 2); // added counts as changed
+/// *world.get_mut::<u32>(b).unwrap() += 1;
+/// assert_eq!(moved.query(&mut world).iter().collect::<Vec<_>>(), [b]);
+/// assert_eq!(moved.query(&mut world).count(), 0);
+/// # let _ = a;
+/// ```
+pub struct Changed<T>(PhantomData<fn() -> T>);
+
+/// The stamps a change filter reads.
+#[allow(unreachable_pub)]
+pub struct Stamps<'w> {
+    id: ComponentId,
+    sparse: SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>,
+    stamps: *const Tick,
+    ticks: RunTicks,
+    driver: bool,
+}
+
+impl Stamps<'_> {
+    #[inline]
+    fn newer(&self, index: u32, pos: usize) -> bool {
+        let p = if self.driver {
+            pos
+        } else {
+            match self.sparse.get_index_of(index) {
+                Some(p) => p,
+                None => return false,
+            }
+        };
+        // SAFETY: a tracked storage keeps one stamp per dense value, and `p` is a dense
+        // position; no write to these stamps is live (the access checks: only a `&mut T` of
+        // the same query writes them, and it does so after the filter has read).
+        #[allow(unsafe_code)]
+        let stamp = unsafe { *self.stamps.add(p) };
+        stamp.is_newer_than(self.ticks.since, self.ticks.now)
+    }
+}
+
+/// The stamps of `T`, added or changed.
+#[track_caller]
+fn stamps<T: Component>(world: &World, ticks: RunTicks, added: bool) -> Option<Stamps<'_>> {
+    let id = world.components().id::<T>()?;
+    let storage: &Storage<T> = world.components().columns[id.index()].storage();
+    let Some(t) = &storage.ticks else {
+        panic!(
+            "{}<{}> needs the type tracked: call world.track::<{}>() first",
+            if added { "Added" } else { "Changed" },
+            core::any::type_name::<T>(),
+            core::any::type_name::<T>()
+        )
+    };
+    Some(Stamps {
+        id,
+        sparse: storage.set.split().0,
+        stamps: if added { t.added.as_ptr() } else { t.changed.as_ptr() },
+        ticks,
+        driver: false,
+    })
+}
+
+macro_rules! change_filter {
+    ($name:ident, $added:literal) => {
+        // SAFETY: reads the sparse side and the stamps of `T`'s storage, as declared.
+        #[allow(unsafe_code)]
+        unsafe impl<T: Component> QueryFilter for $name<T> {
+            type State<'w> = Stamps<'w>;
+
+            fn access(world: &World, out: &mut Vec<Access>) {
+                Access::push::<T>(world, Kind::Filter, true, out);
+            }
+
+            #[track_caller]
+            fn prepare(world: &World, ticks: RunTicks) -> Option<Stamps<'_>> {
+                stamps::<T>(world, ticks, $added)
+            }
+
+            #[inline]
+            fn offer<'w>(state: &Stamps<'w>, best: &mut Option<Candidate<'w>>) {
+                let indices = state.sparse.indices();
+                offer(best, Some(state.id), indices.len(), Driver::Dense(indices));
+            }
+
+            #[inline]
+            fn choose(state: &mut Stamps<'_>, driving: &[ComponentId]) {
+                state.driver = driving.contains(&state.id);
+            }
+
+            #[inline]
+            fn matches(state: &Stamps<'_>, index: u32, pos: usize) -> bool {
+                state.newer(index, pos)
+            }
+        }
+    };
+}
+
+change_filter!(Added, true);
+change_filter!(Changed, false);
 
 macro_rules! tuple_filter {
     ($($f:ident $i:tt),*) => {
@@ -161,18 +306,24 @@ macro_rules! tuple_filter {
                 $($f::access(world, out);)*
             }
 
-            fn prepare(world: &World) -> Option<Self::State<'_>> {
-                Some(($($f::prepare(world)?,)*))
+            #[track_caller]
+            fn prepare(world: &World, ticks: RunTicks) -> Option<Self::State<'_>> {
+                Some(($($f::prepare(world, ticks)?,)*))
             }
 
             #[inline]
-            fn offer<'w>(state: &Self::State<'w>, n: &mut usize, best: &mut Option<Candidate<'w>>) {
-                $($f::offer(&state.$i, n, best);)*
+            fn offer<'w>(state: &Self::State<'w>, best: &mut Option<Candidate<'w>>) {
+                $($f::offer(&state.$i, best);)*
             }
 
             #[inline]
-            fn matches(state: &Self::State<'_>, index: u32) -> bool {
-                true $(&& $f::matches(&state.$i, index))*
+            fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]) {
+                $($f::choose(&mut state.$i, driving);)*
+            }
+
+            #[inline]
+            fn matches(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+                true $(&& $f::matches(&state.$i, index, pos))*
             }
         }
     };

@@ -18,6 +18,8 @@
 pub(crate) mod access;
 mod data;
 mod filter;
+mod slices;
+mod state;
 
 use alloc::vec::Vec;
 use core::marker::PhantomData;
@@ -28,9 +30,12 @@ use crate::entity::Entity;
 use crate::World;
 use access::{check_conflicts, Access, Held};
 
-use data::Driver;
+use crate::storage::{ComponentId, Tick};
+use data::{Driver, RunTicks};
 pub use data::{QueryData, ReadOnlyQueryData};
-pub use filter::{QueryFilter, With, Without};
+pub use filter::{Added, Changed, QueryFilter, With, Without};
+pub use slices::SliceData;
+pub use state::QueryState;
 
 /// A prepared run: the elements' and filters' states, and the driver (`None`: every live
 /// entity, for a query that requires no component).
@@ -48,24 +53,40 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
     /// The query's accesses were checked against each other, and the caller may access the
     /// world as they declare for `'w` (see [`Query::new`]).
     #[allow(unsafe_code)]
-    unsafe fn prepare(world: &'w World) -> Option<Self> {
+    #[track_caller]
+    unsafe fn prepare(world: &'w World, ticks: RunTicks) -> Option<Self> {
         Some(Run {
             // SAFETY: forwarded contract.
-            data: unsafe { Q::prepare(world)? },
-            filter: F::prepare(world)?,
+            data: unsafe { Q::prepare(world, ticks)? },
+            filter: F::prepare(world, ticks)?,
             driver: None,
         })
     }
 
-    /// Picks the smallest required storage as the driver.
-    fn drive(mut self) -> Self {
+    /// Picks how the run walks: the packed prefix of a group whose types the query all
+    /// requires (no lookups for them), or else the smallest required storage.
+    fn drive(mut self, world: &'w World, required: &[ComponentId]) -> Self {
         let mut best = None;
-        let mut n = 0;
-        Q::offer(&self.data, &mut n, &mut best);
-        let mut m = n;
-        F::offer(&self.filter, &mut m, &mut best);
+        Q::offer(&self.data, &mut best);
+        F::offer(&self.filter, &mut best);
+        let components = world.components();
+        if let Some(group) = components.group_within(required) {
+            if best.as_ref().is_none_or(|b: &data::Candidate<'_>| group.len <= b.len) {
+                let first = &components.columns[group.owned[0].index()];
+                let indices = &first.any().dense_indices()[..group.len];
+                Q::choose(&mut self.data, &group.owned);
+                F::choose(&mut self.filter, &group.owned);
+                self.driver = Some(Driver::Dense(indices));
+                return self;
+            }
+        }
         if let Some(c) = best {
-            Q::choose(&mut self.data, &mut 0, c.which);
+            let driving: &[ComponentId] = match &c.id {
+                Some(id) if matches!(c.driver, Driver::Dense(_)) => core::slice::from_ref(id),
+                _ => &[],
+            };
+            Q::choose(&mut self.data, driving);
+            F::choose(&mut self.filter, driving);
             self.driver = Some(c.driver);
         }
         self
@@ -104,8 +125,10 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     checked: bool,
     /// The flags held, once a run has taken them (released on drop).
     held: Option<Held<'w>>,
-    /// Whether the query's own accesses were checked for conflicts.
-    verified: bool,
+    /// The components every visited entity has, once the accesses are checked.
+    required: Option<Vec<ComponentId>>,
+    /// The tick the query's state last ran at, updated by every run (change filters).
+    last_run: Option<&'w mut Tick>,
     _types: Types<Q, F>,
 }
 
@@ -121,9 +144,16 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             world,
             checked,
             held: None,
-            verified: false,
+            required: None,
+            last_run: None,
             _types: PhantomData,
         }
+    }
+
+    /// The query, with its runs remembered in `last_run` (for change filters).
+    pub(crate) fn remembering(mut self, last_run: &'w mut Tick) -> Self {
+        self.last_run = Some(last_run);
+        self
     }
 
     /// The query, keeping only entities that also have a `T` (not handed out).
@@ -137,7 +167,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// assert_eq!(world.query::<&u8>().with::<Frozen>().iter().count(), 1);
     /// ```
     pub fn with<T: crate::Component>(self) -> Query<'w, Q, (F, With<T>)> {
-        Query::new(self.world, self.checked)
+        self.refilter()
     }
 
     /// The query, keeping only entities that have no `T`.
@@ -152,13 +182,30 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// assert_eq!(v, [2]);
     /// ```
     pub fn without<T: crate::Component>(self) -> Query<'w, Q, (F, Without<T>)> {
-        Query::new(self.world, self.checked)
+        self.refilter()
+    }
+
+    /// The same query with the filter `G` in place of `F`.
+    pub(crate) fn with_filter<G: QueryFilter>(self) -> Query<'w, Q, G> {
+        self.refilter()
+    }
+
+    /// The same query with another filter: the checks are made again when it runs.
+    fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G> {
+        Query {
+            world: self.world,
+            checked: self.checked,
+            held: None,
+            required: None,
+            last_run: self.last_run,
+            _types: PhantomData,
+        }
     }
 
     /// Checks the query's accesses once, and takes the borrow flags in the shared form.
     #[track_caller]
     fn access(&mut self) {
-        if self.verified {
+        if self.required.is_some() {
             return;
         }
         let mut accesses: Vec<Access> = Vec::new();
@@ -168,13 +215,41 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         if self.checked {
             self.held = Some(Held::acquire(self.world, &accesses));
         }
-        self.verified = true;
+        let mut required: Vec<ComponentId> = accesses
+            .iter()
+            .filter(|a| a.required)
+            .map(|a| a.id)
+            .collect();
+        required.sort_unstable();
+        required.dedup();
+        self.required = Some(required);
+    }
+
+    /// The ticks of a new run: stamps `now`, looks for changes since the state's last run
+    /// (and moves it to `now`), or, without a state, since ever.
+    fn ticks(&mut self) -> RunTicks {
+        match &mut self.last_run {
+            Some(last) => {
+                let now = self.world.next_run_tick();
+                let since = last.clamped(now);
+                **last = now;
+                RunTicks { since, now }
+            }
+            None => {
+                let now = self.world.change_tick();
+                RunTicks {
+                    since: Tick(now.0.wrapping_sub(Tick::MAX_AGE + 1)),
+                    now,
+                }
+            }
+        }
     }
 
     /// Prepares a run for `'q`, without a driver, or `None` if no entity can match.
     #[track_caller]
-    fn prepare<'q>(&'q mut self) -> Option<Run<'q, Q, F>> {
+    fn prepare(&mut self) -> Option<Run<'_, Q, F>> {
         self.access();
+        let ticks = self.ticks();
         // SAFETY: `access` checked that the query's own elements do not conflict, and the
         // query has the use of what it declares for as long as `&mut self` is borrowed:
         // through `&mut World` (made from it), through `&World` for a read-only `Q`, or
@@ -182,8 +257,22 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         // runs overlap.
         #[allow(unsafe_code)]
         unsafe {
-            Run::prepare(self.world)
+            Run::prepare(self.world, ticks)
         }
+    }
+
+    /// Prepares a run and picks its driver.
+    #[track_caller]
+    fn start(&mut self) -> Option<Run<'_, Q, F>> {
+        self.access();
+        let ticks = self.ticks();
+        let world: &World = self.world;
+        // SAFETY: as in `prepare`.
+        #[allow(unsafe_code)]
+        let run = unsafe { Run::prepare(world, ticks)? };
+        // `access` has filled `required`.
+        let required = self.required.as_deref().unwrap_or(&[]);
+        Some(run.drive(world, required))
     }
 
     /// Calls `f` with the item of every matching entity, driving from the smallest required
@@ -210,7 +299,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     #[track_caller]
     pub fn for_each(&mut self, mut f: impl FnMut(Q::Item<'_>)) {
         let entities = self.world.entities();
-        let Some(run) = self.prepare().map(Run::drive) else {
+        let Some(run) = self.start() else {
             return;
         };
         let Run {
@@ -219,7 +308,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             driver,
         } = &run;
         let mut visit = |index: u32, pos: usize| {
-            if !F::matches(filter, index) {
+            if !F::matches(filter, index, pos) {
                 return;
             }
             // SAFETY: every index comes once from the driver (a dense slice of distinct
@@ -263,7 +352,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     pub fn iter(&mut self) -> QueryIter<'_, Q, F> {
         let world = self.world;
         QueryIter {
-            cursor: Cursor::new(self.prepare().map(Run::drive), world),
+            cursor: Cursor::new(self.start(), world),
         }
     }
 
@@ -294,7 +383,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         }
         let run = self.prepare()?;
         let index = e.index();
-        if !F::matches(&run.filter, index) {
+        if !F::matches(&run.filter, index, usize::MAX) {
             return None;
         }
         // SAFETY: `e` is alive; the run is fresh and has no driver (so every element looks
@@ -373,7 +462,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
                 }
                 Walk::Done => return None,
             };
-            if !F::matches(&run.filter, index) {
+            if !F::matches(&run.filter, index, pos) {
                 continue;
             }
             // SAFETY: the walk yields each index once; items borrow the cursor's run for
@@ -457,11 +546,13 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F> {
     fn into_iter(mut self) -> QueryIntoIter<'w, Q, F> {
         self.access();
         let held = self.held.take();
+        let ticks = self.ticks();
         let world = self.world;
+        let required = self.required.take().unwrap_or_default();
         // SAFETY: as in `Query::prepare`: the accesses were checked, and the flags (if any)
         // move into the iterator with the run; the query is consumed, so nothing else runs it.
         #[allow(unsafe_code)]
-        let run = unsafe { Run::prepare(world) }.map(Run::drive);
+        let run = unsafe { Run::prepare(world, ticks) }.map(|r| r.drive(world, &required));
         QueryIntoIter {
             cursor: Cursor::new(run, world),
             _held: held,

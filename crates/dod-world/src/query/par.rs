@@ -30,7 +30,7 @@ impl<Q: QueryData, F: QueryFilter> Shared<'_, '_, Q, F> {
     #[inline]
     fn visit(self, index: u32, pos: usize, f: &(impl Fn(Q::Item<'_>) + Sync)) {
         let run = self.0;
-        if !F::matches(&run.filter, index) {
+        if !F::matches(&run.filter, index, pos) {
             return;
         }
         // SAFETY: each index comes once, to one thread, from the driver; the item lives only
@@ -59,7 +59,7 @@ impl<Q: QueryData, F: QueryFilter> Query<'_, Q, F> {
     #[track_caller]
     pub fn par_for_each(&mut self, f: impl Fn(Q::Item<'_>) + Send + Sync) {
         let world = self.world;
-        let Some(run) = self.prepare().map(Run::drive) else {
+        let Some(run) = self.start() else {
             return;
         };
         let shared = Shared(&run);

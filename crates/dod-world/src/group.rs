@@ -1,0 +1,241 @@
+//! Owning groups: the entities that have every component of a group, packed at the front of
+//! each owned storage, in the same order.
+//!
+//! A group owns the storages of its types (a type belongs to at most one group). Its `len`
+//! first dense entries of every owned storage are exactly its entities, position for position:
+//! entity `indices[p]` of one owned storage is entity `indices[p]` of every other, for every
+//! `p < len`. An entity that gains the last component it lacked is swapped to position `len` in
+//! every owned storage and `len` grows; one that loses a component is swapped to position
+//! `len - 1` and `len` shrinks, before the component leaves. Both are O(owned storages), the
+//! swap-and-pop of the sparse-set article once per storage.
+//!
+//! A query that requires every type of a group walks the packed prefix in lockstep: no sparse
+//! lookup for the owned types.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::storage::{ComponentId, Components};
+
+/// The most types one group owns.
+pub const MAX_OWNED: usize = 16;
+
+/// One owning group.
+#[derive(Clone, Debug)]
+pub(crate) struct Group {
+    /// The owned storages, in declaration order.
+    pub(crate) owned: Vec<ComponentId>,
+    /// How many entities are packed at the front.
+    pub(crate) len: usize,
+}
+
+/// A group could not be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupError {
+    /// The type already belongs to another group.
+    AlreadyGrouped {
+        /// The type's name.
+        component: &'static str,
+    },
+    /// The group names one type twice, or fewer than two types.
+    BadTypes {
+        /// What is wrong.
+        why: String,
+    },
+}
+
+impl fmt::Display for GroupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GroupError::AlreadyGrouped { component } => write!(
+                f,
+                "`{component}` already belongs to an owning group; a type belongs to at most one"
+            ),
+            GroupError::BadTypes { why } => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for GroupError {}
+
+impl Components {
+    /// Makes a group owning `ids`, packing the entities that already have them all.
+    pub(crate) fn add_group(&mut self, ids: &[ComponentId]) -> Result<(), GroupError> {
+        if ids.len() < 2 || ids.len() > MAX_OWNED {
+            return Err(GroupError::BadTypes {
+                why: alloc::format!(
+                    "an owning group owns 2 to {MAX_OWNED} component types, not {}",
+                    ids.len()
+                ),
+            });
+        }
+        for (i, a) in ids.iter().enumerate() {
+            if ids[i + 1..].contains(a) {
+                return Err(GroupError::BadTypes {
+                    why: alloc::format!(
+                        "an owning group names `{}` twice",
+                        self.columns[a.index()].name
+                    ),
+                });
+            }
+            if self.columns[a.index()].group.is_some() {
+                return Err(GroupError::AlreadyGrouped {
+                    component: self.columns[a.index()].name,
+                });
+            }
+        }
+        let g = self.groups.len() as u32;
+        for id in ids {
+            let column = &mut self.columns[id.index()];
+            column.group = Some(g);
+            column.any_mut().leave_bits();
+        }
+        self.groups.push(Group {
+            owned: ids.to_vec(),
+            len: 0,
+        });
+        self.pack(g as usize);
+        Ok(())
+    }
+
+    /// Packs every entity that has all of group `g`'s types (after a load, or when the group
+    /// is made).
+    pub(crate) fn pack(&mut self, g: usize) {
+        self.groups[g].len = 0;
+        let first = self.groups[g].owned[0];
+        let candidates = self.columns[first.index()].any().indices();
+        for index in candidates {
+            self.enter(g, index);
+        }
+    }
+
+    /// Whether any group exists (the fast path skips everything below).
+    #[inline]
+    pub(crate) fn has_groups(&self) -> bool {
+        !self.groups.is_empty()
+    }
+
+    /// Puts entity `index` into every group one of `ids` belongs to, if it now has all of that
+    /// group's types.
+    pub(crate) fn enter_groups(&mut self, index: u32, ids: &[ComponentId]) {
+        for id in ids {
+            if let Some(g) = self.columns[id.index()].group {
+                self.enter(g as usize, index);
+            }
+        }
+    }
+
+    /// Whether entity `index` is packed in group `g`.
+    fn is_member(&self, g: usize, index: u32) -> bool {
+        let group = &self.groups[g];
+        let first = self.columns[group.owned[0].index()].any();
+        first.position_of(index).is_some_and(|p| p < group.len)
+    }
+
+    /// Puts entity `index` into group `g` if it has every owned type and is not in yet.
+    fn enter(&mut self, g: usize, index: u32) {
+        let len = self.groups[g].len;
+        let n = self.groups[g].owned.len();
+        let mut positions = [0usize; MAX_OWNED];
+        for (k, p) in positions.iter_mut().enumerate().take(n) {
+            let id = self.groups[g].owned[k];
+            match self.columns[id.index()].any().position_of(index) {
+                Some(at) if at >= len => *p = at,
+                // Already in (position below `len`), or lacking a type.
+                _ => return,
+            }
+        }
+        for (k, &p) in positions.iter().enumerate().take(n) {
+            let id = self.groups[g].owned[k];
+            self.columns[id.index()].any_mut().swap_positions(p, len);
+        }
+        self.groups[g].len += 1;
+    }
+
+    /// Takes entity `index` out of the group of `id`, if `id` is grouped and `index` is in it:
+    /// before a component of that type leaves.
+    pub(crate) fn leave_group_of(&mut self, index: u32, id: ComponentId) {
+        if let Some(g) = self.columns[id.index()].group {
+            self.leave(g as usize, index);
+        }
+    }
+
+    /// Takes entity `index` out of every group: before it is despawned.
+    pub(crate) fn leave_all_groups(&mut self, index: u32) {
+        for g in 0..self.groups.len() {
+            self.leave(g, index);
+        }
+    }
+
+    fn leave(&mut self, g: usize, index: u32) {
+        if !self.is_member(g, index) {
+            return;
+        }
+        let last = self.groups[g].len - 1;
+        for k in 0..self.groups[g].owned.len() {
+            let id = self.groups[g].owned[k];
+            let column = self.columns[id.index()].any_mut();
+            if let Some(p) = column.position_of(index) {
+                column.swap_positions(p, last);
+            }
+        }
+        self.groups[g].len = last;
+    }
+
+    /// Empties every group (the storages were cleared).
+    pub(crate) fn clear_groups(&mut self) {
+        for g in &mut self.groups {
+            g.len = 0;
+        }
+    }
+
+    /// The group whose owned types are all among `ids`, with the fewest entities; for query
+    /// drivers.
+    pub(crate) fn group_within(&self, ids: &[ComponentId]) -> Option<&Group> {
+        self.groups
+            .iter()
+            .filter(|g| g.owned.iter().all(|id| ids.contains(id)))
+            .min_by_key(|g| g.len)
+    }
+
+    /// The group that owns `id`.
+    pub(crate) fn group_of(&self, id: ComponentId) -> Option<&Group> {
+        Some(&self.groups[self.columns[id.index()].group? as usize])
+    }
+
+    /// Checks the group invariants; for tests.
+    pub(crate) fn assert_groups(&self) {
+        for (g, group) in self.groups.iter().enumerate() {
+            let lists: Vec<Vec<u32>> = group
+                .owned
+                .iter()
+                .map(|id| self.columns[id.index()].any().indices())
+                .collect();
+            for (list, id) in lists.iter().zip(&group.owned) {
+                assert!(
+                    list.len() >= group.len,
+                    "group {g}: `{}` holds fewer than its {} entities",
+                    self.columns[id.index()].name,
+                    group.len
+                );
+                assert_eq!(
+                    &list[..group.len],
+                    &lists[0][..group.len],
+                    "group {g}: the packed prefix of `{}` is in another order",
+                    self.columns[id.index()].name
+                );
+            }
+            // Every entity with all the types is in the prefix, and no other.
+            let has_all = |i: u32| lists.iter().all(|l| l.contains(&i));
+            for (p, &i) in lists[0].iter().enumerate() {
+                assert_eq!(
+                    p < group.len,
+                    has_all(i),
+                    "group {g}: entity {i} at position {p} (len {})",
+                    group.len
+                );
+            }
+        }
+    }
+}

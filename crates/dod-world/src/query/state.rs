@@ -1,0 +1,105 @@
+//! [`QueryState`]: a query that remembers when it last ran, for change filters.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use super::{Query, QueryData, QueryFilter};
+use crate::storage::Tick;
+use crate::world::{Shared, World};
+
+/// A query kept from run to run: it remembers the tick of its last run, so that
+/// [`Added<T>`](crate::Added) and [`Changed<T>`](crate::Changed) keep the entities whose `T`
+/// arrived or was written since then. Every run (each `for_each`, `iter`, `get`, ...) moves
+/// that tick to the present; the query's own writes are not seen by its next run.
+///
+/// Keep one per system and per world.
+///
+/// ```
+/// use dod_world::{Changed, Entity, QueryState, World};
+///
+/// struct Pos(f32);
+///
+/// let mut world = World::new();
+/// world.track::<Pos>();
+/// let es: Vec<Entity> = (0..10).map(|i| world.spawn((Pos(i as f32),))).collect();
+///
+/// let mut render_sync = QueryState::<(Entity, &Pos), Changed<Pos>>::new();
+/// assert_eq!(render_sync.query(&mut world).count(), 10); // first run: everything is new
+///
+/// world.get_mut::<Pos>(es[3]).unwrap().0 += 1.0;
+/// let uploaded: Vec<Entity> = render_sync.query(&mut world).iter().map(|(e, _)| e).collect();
+/// assert_eq!(uploaded, [es[3]]);
+/// ```
+pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
+    last_run: Tick,
+    _types: PhantomData<(fn() -> Q, fn() -> F)>,
+}
+
+impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
+    /// A state that has never run: its first run sees every value as added and changed.
+    ///
+    /// ```
+    /// let q = dod_world::QueryState::<&u32>::new();
+    /// assert_eq!(q.last_run().get(), 0);
+    /// ```
+    pub const fn new() -> Self {
+        QueryState {
+            last_run: Tick(0),
+            _types: PhantomData,
+        }
+    }
+
+    /// The tick of the last run (0 before the first).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let mut q = dod_world::QueryState::<&u32>::new();
+    /// q.query(&mut world).count();
+    /// assert!(q.last_run().get() > 0);
+    /// ```
+    pub fn last_run(&self) -> Tick {
+        self.last_run
+    }
+
+    /// The query on `world`, exclusively (see [`World::query`]).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((1u32,));
+    /// let mut q = dod_world::QueryState::<&mut u32>::new();
+    /// q.query(&mut world).for_each(|v| *v += 1);
+    /// assert_eq!(world.get::<u32>(e), Some(&2));
+    /// ```
+    pub fn query<'w>(&'w mut self, world: &'w mut World) -> Query<'w, Q, F> {
+        world.prepare_tracked_run();
+        world.query::<Q>().with_filter::<F>().remembering(&mut self.last_run)
+    }
+
+    /// The query on the shared form of a world, with runtime borrow checks (see
+    /// [`Shared::query`]).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// world.spawn((1u32,));
+    /// let mut q = dod_world::QueryState::<&u32>::new();
+    /// let w = world.share();
+    /// assert_eq!(q.query_shared(w).count(), 1);
+    /// ```
+    pub fn query_shared<'w>(&'w mut self, world: Shared<'w>) -> Query<'w, Q, F> {
+        world.query::<Q>().with_filter::<F>().remembering(&mut self.last_run)
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> Default for QueryState<Q, F> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryState<Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryState")
+            .field("last_run", &self.last_run)
+            .finish()
+    }
+}
