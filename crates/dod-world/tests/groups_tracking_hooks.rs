@@ -1,0 +1,371 @@
+//! Owning groups, change tracking and hooks: the invariants after every change, and the
+//! answers of grouped queries, change filters and hooks against what the test itself did.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use dod_world::{
+    Added, Changed, Commands, Entity, GroupError, QueryState, World,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pos(f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Vel(f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mass(f32);
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Frozen;
+
+/// A small fixed generator.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+fn grouped_world() -> World {
+    World::builder()
+        .min_free(0)
+        .group::<(Pos, Vel)>()
+        .group::<(Mass, Frozen)>()
+        .build()
+}
+
+#[test]
+fn a_type_belongs_to_one_group() {
+    let mut world = grouped_world();
+    let err = world.group::<(Vel, Mass)>().unwrap_err();
+    assert!(matches!(err, GroupError::AlreadyGrouped { component } if component.ends_with("Vel")));
+    assert!(matches!(
+        world.group::<(u8, u8)>(),
+        Err(GroupError::BadTypes { .. })
+    ));
+    assert!(matches!(world.group::<(u16,)>(), Err(GroupError::BadTypes { .. })));
+}
+
+#[test]
+fn group_prefixes_hold_exactly_their_members_through_random_changes() {
+    let mut world = grouped_world();
+    let mut rng = Rng(3);
+    let mut alive: Vec<Entity> = Vec::new();
+    let steps = if cfg!(miri) { 150 } else { 4000 };
+    for _ in 0..steps {
+        match rng.below(7) {
+            0 | 1 => {
+                let e = match rng.below(4) {
+                    0 => world.spawn((Pos(0.0), Vel(1.0))),
+                    1 => world.spawn((Pos(0.0),)),
+                    2 => world.spawn((Vel(0.0), Mass(1.0), Frozen)),
+                    _ => world.spawn((Mass(2.0),)),
+                };
+                alive.push(e);
+            }
+            2 if !alive.is_empty() => {
+                let e = alive.swap_remove(rng.below(alive.len() as u64) as usize);
+                assert!(world.despawn(e));
+            }
+            3 if !alive.is_empty() => {
+                let e = alive[rng.below(alive.len() as u64) as usize];
+                match rng.below(4) {
+                    0 => world.insert(e, (Vel(2.0),)).unwrap(),
+                    1 => world.insert(e, (Pos(3.0),)).unwrap(),
+                    2 => world.insert(e, (Frozen,)).unwrap(),
+                    _ => world.insert(e, (Mass(1.0), Pos(1.0))).unwrap(),
+                }
+            }
+            4 if !alive.is_empty() => {
+                let e = alive[rng.below(alive.len() as u64) as usize];
+                match rng.below(3) {
+                    0 => drop(world.remove::<Pos>(e)),
+                    1 => drop(world.remove::<Vel>(e)),
+                    _ => drop(world.remove::<Frozen>(e)),
+                }
+            }
+            5 => {
+                let mut commands = Commands::new();
+                let w = world.share();
+                w.query::<(Entity, &Pos)>().for_each(|(e, _)| {
+                    if e.index() % 5 == 0 {
+                        commands.remove::<Pos>(e);
+                    }
+                });
+                world.apply(&mut commands);
+            }
+            _ => {}
+        }
+        world.assert_invariants();
+        let members: BTreeSet<Entity> = alive
+            .iter()
+            .copied()
+            .filter(|&e| world.has::<Pos>(e) && world.has::<Vel>(e))
+            .collect();
+        assert_eq!(world.group_len::<Pos>(), Some(members.len()));
+        let walked: BTreeSet<Entity> = world.query::<(Entity, &Pos, &Vel)>().iter().map(|(e, ..)| e).collect();
+        assert_eq!(walked, members, "a grouped query visits exactly the members");
+        let frozen_heavy: BTreeSet<Entity> = alive
+            .iter()
+            .copied()
+            .filter(|&e| world.has::<Mass>(e) && world.has::<Frozen>(e))
+            .collect();
+        let walked: BTreeSet<Entity> = world
+            .query::<(Entity, &mut Mass)>()
+            .with::<Frozen>()
+            .iter()
+            .map(|(e, _)| e)
+            .collect();
+        assert_eq!(walked, frozen_heavy);
+    }
+}
+
+#[test]
+fn group_slices_are_the_members_position_for_position() {
+    let mut world = grouped_world();
+    for i in 0..50 {
+        let e = world.spawn((Pos(i as f32),));
+        if i % 3 != 0 {
+            world.insert(e, (Vel(i as f32 * 10.0),)).unwrap();
+        }
+    }
+    let members: Vec<(Entity, f32, f32)> = world
+        .query::<(Entity, &Pos, &Vel)>()
+        .iter()
+        .map(|(e, p, v)| (e, p.0, v.0))
+        .collect();
+    let mut q = world.query::<(&mut Pos, &Vel)>();
+    let (pos, vel) = q.slices().expect("(Pos, Vel) is a group");
+    assert_eq!(pos.len(), members.len());
+    for ((p, v), m) in pos.iter_mut().zip(vel.iter()).zip(&members) {
+        assert_eq!((p.0, v.0), (m.1, m.2), "same order as the grouped query");
+        p.0 = -1.0;
+    }
+    drop(q);
+    for (e, ..) in members {
+        assert_eq!(world.get::<Pos>(e), Some(&Pos(-1.0)));
+    }
+    assert!(world.query::<&Pos>().slices().is_none(), "not a whole group");
+    assert!(world.query::<(&Pos, &Mass)>().slices().is_none());
+    world.assert_invariants();
+}
+
+#[test]
+fn sorting_a_group_moves_every_owned_storage_together() {
+    let mut world = grouped_world();
+    let mut rng = Rng(9);
+    let mut want: HashMap<Entity, (f32, f32)> = HashMap::new();
+    for _ in 0..200 {
+        let p = rng.below(1000) as f32;
+        let e = world.spawn((Pos(p), Vel(p * 2.0)));
+        want.insert(e, (p, p * 2.0));
+    }
+    world.spawn((Pos(-5.0),)); // outside the group: stays where it is
+    world.sort_group_by::<Pos>(|a, b| a.0.total_cmp(&b.0));
+    world.assert_invariants();
+    let walked: Vec<(Entity, f32, f32)> = world
+        .query::<(Entity, &Pos, &Vel)>()
+        .iter()
+        .map(|(e, p, v)| (e, p.0, v.0))
+        .collect();
+    assert!(walked.windows(2).all(|w| w[0].1 <= w[1].1), "sorted by Pos");
+    for (e, p, v) in walked {
+        assert_eq!(want[&e], (p, v), "each entity kept its own values");
+    }
+}
+
+#[test]
+fn changed_and_added_see_what_happened_since_the_last_run() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let es: Vec<Entity> = (0..20).map(|i| world.spawn((Pos(i as f32),))).collect();
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    let mut added = QueryState::<Entity, Added<Pos>>::new();
+    assert_eq!(changed.query(&mut world).count(), 20);
+    assert_eq!(added.query(&mut world).count(), 20);
+    assert_eq!(changed.query(&mut world).count(), 0);
+
+    // Writes through get_mut, a mutable query, and a replacing insert.
+    world.get_mut::<Pos>(es[1]).unwrap().0 += 1.0;
+    world
+        .query::<(Entity, &mut Pos)>()
+        .for_each(|(e, _)| assert!(e.index() < 20));
+    let touched_by_query: BTreeSet<Entity> = es.iter().copied().collect();
+    let got: BTreeSet<Entity> = changed.query(&mut world).iter().collect();
+    assert_eq!(got, touched_by_query, "a &mut item marks its value");
+    world.insert(es[2], (Pos(9.0),)).unwrap();
+    let fresh = world.spawn((Pos(0.0),));
+    let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+    assert_eq!(got.len(), 2);
+    assert!(got.contains(&es[2]) && got.contains(&fresh));
+    let got: Vec<Entity> = added.query(&mut world).iter().collect();
+    assert_eq!(got, [fresh], "a replaced value is changed, not added");
+
+    // A query's own writes are not seen by its next run; another query's are.
+    let mut mover = QueryState::<&mut Pos, Changed<Pos>>::new();
+    mover.query(&mut world).for_each(|p| p.0 += 1.0);
+    assert_eq!(mover.query(&mut world).count(), 0);
+    assert_eq!(changed.query(&mut world).count(), 21);
+}
+
+#[test]
+fn change_detection_survives_the_counter_wrapping() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(0.0),));
+    let b = world.spawn((Pos(0.0),));
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    changed.query(&mut world).count();
+    // Jump to just before the wrap: stamps are clamped, nothing looks new.
+    world.set_change_tick(u32::MAX - 3);
+    assert_eq!(changed.query(&mut world).count(), 0, "old stamps stay old");
+    for round in 0..8u32 {
+        let e = if round % 2 == 0 { a } else { b };
+        world.get_mut::<Pos>(e).unwrap().0 += 1.0;
+        let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+        assert_eq!(got, [e], "round {round}, tick {}", world.change_tick().get());
+        world.maintain();
+    }
+    assert!(world.change_tick().get() < 100, "the counter wrapped");
+}
+
+#[test]
+fn a_state_that_has_not_run_for_ages_sees_every_change_once() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(0.0),));
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    changed.query(&mut world).count();
+    world.set_change_tick(3 << 30); // far beyond MAX_AGE since the state last ran
+    world.get_mut::<Pos>(a).unwrap().0 = 1.0;
+    assert_eq!(changed.query(&mut world).iter().collect::<Vec<_>>(), [a]);
+    assert_eq!(changed.query(&mut world).count(), 0);
+}
+
+#[test]
+fn removed_lists_every_loss_until_maintain() {
+    let mut world = World::new();
+    world.track::<Frozen>();
+    let a = world.spawn((Frozen,));
+    let b = world.spawn((Frozen,));
+    let c = world.spawn((Frozen,));
+    world.remove::<Frozen>(a);
+    world.despawn(b);
+    let mut commands = Commands::new();
+    commands.despawn(c);
+    world.apply(&mut commands);
+    assert_eq!(world.removed::<Frozen>(), [a, b, c]);
+    world.maintain();
+    assert!(world.removed::<Frozen>().is_empty());
+    let d = world.spawn((Frozen,));
+    world.clear();
+    assert_eq!(world.removed::<Frozen>(), [d]);
+    assert!(world.removed::<Pos>().is_empty(), "untracked: nothing listed");
+}
+
+#[test]
+#[should_panic(expected = "Changed<groups_tracking_hooks::Pos> needs the type tracked")]
+fn a_change_filter_on_an_untracked_type_panics_naming_it() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    let mut q = QueryState::<Entity, Changed<Pos>>::new();
+    q.query(&mut world).count();
+}
+
+#[test]
+fn hooks_see_every_arrival_and_departure_and_record_commands() {
+    type Log = Arc<Mutex<Vec<(char, Entity, u32)>>>;
+    let log: Log = Arc::default();
+    let mut world = World::new();
+    let (l1, l2) = (log.clone(), log.clone());
+    world.on_insert::<u32>(move |e, v, commands| {
+        l1.lock().unwrap().push(('+', e, *v));
+        if *v == 99 {
+            commands.insert(e, (Frozen,));
+        }
+    });
+    world.on_remove::<u32>(move |e, v, _| l2.lock().unwrap().push(('-', e, *v)));
+    let a = world.spawn((1u32,));
+    world.insert(a, (2u32,)).unwrap(); // replacement: out, then in
+    let b = world.spawn((99u32,));
+    assert!(world.has::<Frozen>(b), "a hook's command applied right after");
+    world.remove::<u32>(a);
+    world.despawn(b);
+    let c = world.spawn((5u32,));
+    world.clear();
+    let batch: Vec<Entity> = world.spawn_batch((10..12u32).map(|v| (v,))).collect();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            ('+', a, 1),
+            ('-', a, 1),
+            ('+', a, 2),
+            ('+', b, 99),
+            ('-', a, 2),
+            ('-', b, 99),
+            ('+', c, 5),
+            ('-', c, 5),
+            ('+', batch[0], 10),
+            ('+', batch[1], 11),
+        ]
+    );
+    world.assert_invariants();
+}
+
+#[test]
+fn per_type_masks_become_tags_kept_by_hooks() {
+    // The alive-flags article's masks: here a hook tags every heavy object, and despawning
+    // clears the tag with the entity; no bit is kept by hand.
+    let mut world = World::new();
+    world.on_insert::<Mass>(|e, m, commands| {
+        if m.0 > 10.0 {
+            commands.insert(e, (Frozen,));
+        }
+    });
+    let heavy: Vec<Entity> = (0..10).map(|i| world.spawn((Mass(20.0 + i as f32),))).collect();
+    let light: Vec<Entity> = (0..10).map(|_| world.spawn((Mass(1.0),))).collect();
+    for &e in &heavy[..5] {
+        world.despawn(e);
+    }
+    let frozen: BTreeSet<Entity> = world.query::<Entity>().with::<Frozen>().iter().collect();
+    assert_eq!(frozen, heavy[5..].iter().copied().collect());
+    assert!(light.iter().all(|&e| !world.has::<Frozen>(e)));
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn a_load_keeps_hooks_tracking_and_groups() {
+    use serde::{Deserialize, Serialize};
+    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
+    struct P(f32);
+    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
+    struct V(f32);
+
+    let make = || {
+        let mut w = World::builder().group::<(P, V)>().build();
+        w.register_saved::<P>("p");
+        w.register_saved::<V>("v");
+        w.track::<P>();
+        w
+    };
+    let mut world = make();
+    for i in 0..10 {
+        let e = world.spawn((P(i as f32),));
+        if i % 2 == 0 {
+            world.insert(e, (V(1.0),)).unwrap();
+        }
+    }
+    let json = serde_json::to_string(&world).unwrap();
+    let mut loaded = make();
+    let inserted = Arc::new(Mutex::new(0));
+    let n = inserted.clone();
+    loaded.on_insert::<P>(move |_, _, _| *n.lock().unwrap() += 1);
+    loaded.load(&mut serde_json::Deserializer::from_str(&json)).unwrap();
+    loaded.assert_invariants();
+    assert_eq!(*inserted.lock().unwrap(), 0, "a load runs no hook");
+    assert_eq!(loaded.group_len::<P>(), Some(5));
+    let mut changed = QueryState::<Entity, Changed<P>>::new();
+    assert_eq!(changed.query(&mut loaded).count(), 10, "loaded values are new");
+    loaded.spawn((P(0.0),));
+    assert_eq!(*inserted.lock().unwrap(), 1, "the hook is still there");
+}
