@@ -7,6 +7,12 @@
 //! no mask is kept in step by hand: despawning an entity clears its tags. Every frame checks
 //! both subsets against each object's own record of its kinds.
 //!
+//! `Pos` and `Vel` form an owning group, so the movement system walks two packed slices in
+//! lockstep. `Pos` is change-tracked: a render-sync system uploads only the positions that
+//! changed since it last ran (and deletes the ones removed), and each frame checks that count
+//! against what the frame really moved and spawned. Some objects have no velocity: they are
+//! never uploaded again after their first frame.
+//!
 //! Enemies carry a character sheet read from restricted JSON into the world's per-entity data;
 //! hits lower their health there. At the end the world is saved and loaded, and the loaded
 //! copy is checked against the original, down to the next entity it spawns.
@@ -16,7 +22,7 @@
 use std::time::{Duration, Instant};
 
 use dod::data::{DataComponent, KeyNames};
-use dod_world::{Commands, Entity, World};
+use dod_world::{Changed, Commands, Entity, QueryState, World};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
@@ -72,18 +78,30 @@ fn register(world: &mut World) {
     world.register_saved::<Tank>("tank");
 }
 
-/// Records the spawn of one object of random kinds in `commands`.
+/// A world with the arena's settings: the saved types, the `(Pos, Vel)` group, `Pos`
+/// tracked.
+fn new_world() -> World {
+    let mut world = World::builder().group::<(Pos, Vel)>().build();
+    register(&mut world);
+    world.track::<Pos>();
+    world
+}
+
+/// Records the spawn of one object of random kinds in `commands`; one in four is static (no
+/// velocity).
 fn spawn_one(world: &World, commands: &mut Commands, rng: &mut Rng) -> (Entity, u8) {
     let kinds = (rng.next() % 16) as u8;
     let e = commands.spawn(
         world.entities(),
         (
             Pos([rng.unit() * 100.0, rng.unit() * 100.0]),
-            Vel([rng.unit() - 0.5, rng.unit() - 0.5]),
             Life(1.0 + rng.unit() * 4.0),
             Kinds(kinds),
         ),
     );
+    if rng.next() % 4 != 0 {
+        commands.insert(e, (Vel([rng.unit() - 0.5, rng.unit() - 0.5]),));
+    }
     if kinds & BULLET != 0 {
         commands.insert(e, (Bullet,));
     }
@@ -134,8 +152,10 @@ fn check_subsets(world: &mut World) -> (usize, usize) {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let (frames, per_frame) = if quick { (60, 50) } else { (600, 400) };
-    let mut world = World::new();
-    register(&mut world);
+    let mut world = new_world();
+    let mut render_sync = QueryState::<(Entity, &Pos), Changed<Pos>>::new();
+    let mut uploads = 0usize;
+    let mut deletes = 0usize;
     let mut names = KeyNames::new();
     let sheet = DataComponent::from_json(SHEET, &mut names).expect("the sheet is valid JSON");
     let mut rng = Rng(7);
@@ -148,20 +168,27 @@ fn main() {
         let start = Instant::now();
         // Systems run on the shared form and record structural changes.
         let mut new_enemies = Vec::new();
+        let mut dying = Vec::new();
         {
             let w = world.share();
             w.query::<(Entity, &mut Life)>().for_each(|(e, life)| {
                 life.0 -= 0.05;
                 if life.0 <= 0.0 {
                     commands.despawn(e);
-                    expired += 1;
+                    dying.push(e);
                 }
             });
-            w.query::<(&mut Pos, &Vel)>().for_each(|(p, v)| {
+        }
+        // Movement: the (Pos, Vel) group, two packed slices in lockstep.
+        let moved = {
+            let mut movement = world.query::<(&mut Pos, &Vel)>();
+            let (pos, vel) = movement.slices().expect("(Pos, Vel) is a group");
+            for (p, v) in pos.iter_mut().zip(vel) {
                 p.0[0] += v.0[0];
                 p.0[1] += v.0[1];
-            });
-        }
+            }
+            pos.len()
+        };
         for _ in 0..per_frame / 10 {
             let (e, kinds) = spawn_one(&world, &mut commands, &mut rng);
             spawned += 1;
@@ -169,8 +196,27 @@ fn main() {
                 new_enemies.push(e);
             }
         }
+        expired += dying.len();
+        let dying_moved = dying.iter().filter(|&&e| world.has::<Vel>(e)).count();
         let skipped = world.apply(&mut commands);
         assert_eq!(skipped, 0, "every command found its entity");
+        // Render sync: upload what changed since the last sync, delete what went.
+        let mut uploaded = 0;
+        render_sync.query(&mut world).for_each(|(_, p)| {
+            std::hint::black_box(p);
+            uploaded += 1;
+        });
+        let gone = world.removed::<Pos>().len();
+        assert_eq!(gone, dying.len(), "every despawn is a delete");
+        let spawned_now = per_frame / 10;
+        assert_eq!(
+            uploaded,
+            moved - dying_moved + spawned_now,
+            "frame {frame}: uploads are the moved survivors plus the new"
+        );
+        uploads += uploaded;
+        deletes += gone;
+        world.maintain();
         for e in new_enemies {
             world.insert_data(e, &sheet).expect("spawned this frame");
         }
@@ -217,12 +263,16 @@ fn main() {
         expired,
         data_keys.len()
     );
+    println!(
+        "render sync: {uploads} uploads and {deletes} deletes in all, {:.1} uploads a frame for {} objects",
+        uploads as f64 / frames as f64,
+        world.len()
+    );
 
     // Save and load: the copy holds the same entities, components and sheets, and spawns next
     // what the original would.
     let json = serde_json::to_string(&world).expect("the world saves");
-    let mut loaded = World::new();
-    register(&mut loaded);
+    let mut loaded = new_world();
     loaded
         .load(&mut serde_json::Deserializer::from_str(&json))
         .expect("the saved world loads");

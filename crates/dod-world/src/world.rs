@@ -475,12 +475,10 @@ impl World {
         let mut panic = None;
         for column in &mut components.columns {
             let storage = column.any_mut();
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.remove_entity(e, &mut ctx)))
-            {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.remove_entity(e, &mut ctx))) {
                 panic.get_or_insert(p);
             }
         }
-        drop(ctx);
         self.data.remove(e);
         if let Some(p) = panic {
             resume_unwind(p);
@@ -509,7 +507,6 @@ impl World {
                 panic.get_or_insert(p);
             }
         }
-        drop(ctx);
         self.data.clear();
         if let Some(p) = panic {
             resume_unwind(p);
@@ -573,7 +570,6 @@ impl World {
         let value = components.columns[id.index()]
             .storage_of_mut::<T>()
             .remove(e, &mut ctx);
-        drop(ctx);
         self.after_change();
         value
     }
@@ -934,13 +930,22 @@ impl World {
     pub fn sort_group_by<T: Component>(&mut self, mut compare: impl FnMut(&T, &T) -> CmpOrdering) {
         self.flush();
         let Some(id) = self.components.id::<T>() else {
-            panic!("sort_group_by: `{}` is in no group", core::any::type_name::<T>())
+            panic!(
+                "sort_group_by: `{}` is in no group",
+                core::any::type_name::<T>()
+            )
         };
         let Some(group) = self.components.group_of(id) else {
-            panic!("sort_group_by: `{}` is in no group", core::any::type_name::<T>())
+            panic!(
+                "sort_group_by: `{}` is in no group",
+                core::any::type_name::<T>()
+            )
         };
         let (len, owned) = (group.len, group.owned.clone());
-        let values = &self.components.columns[id.index()].storage::<T>().set.values()[..len];
+        let values = &self.components.columns[id.index()]
+            .storage::<T>()
+            .set
+            .values()[..len];
         let mut order: Vec<usize> = (0..len).collect();
         order.sort_by(|&a, &b| compare(&values[a], &values[b]));
         // Position p must receive the entry now at order[p]: follow each cycle with swaps.
@@ -1168,7 +1173,10 @@ impl World {
     pub fn assert_invariants(&self) {
         self.entities.assert_invariants();
         self.components.assert_groups();
-        assert!(self.hook_commands.is_empty(), "hook commands left unapplied");
+        assert!(
+            self.hook_commands.is_empty(),
+            "hook commands left unapplied"
+        );
         for column in &self.components.columns {
             let storage = column.any();
             let indices = storage.indices();
@@ -1219,8 +1227,7 @@ impl World {
         core::mem::swap(&mut self.data, &mut loaded.data);
         let mut taken = alloc::vec![false; self.components.columns.len()];
         for &t in saved {
-            let (Some(mine), Some(theirs)) =
-                (self.components.id_of(t), loaded.components.id_of(t))
+            let (Some(mine), Some(theirs)) = (self.components.id_of(t), loaded.components.id_of(t))
             else {
                 continue;
             };

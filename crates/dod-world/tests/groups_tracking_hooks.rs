@@ -4,9 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use dod_world::{
-    Added, Changed, Commands, Entity, GroupError, QueryState, World,
-};
+use dod_world::{Added, Changed, Commands, Entity, GroupError, QueryState, World};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pos(f32);
@@ -21,7 +19,10 @@ struct Frozen;
 struct Rng(u64);
 impl Rng {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -43,7 +44,10 @@ fn a_type_belongs_to_one_group() {
         world.group::<(u8, u8)>(),
         Err(GroupError::BadTypes { .. })
     ));
-    assert!(matches!(world.group::<(u16,)>(), Err(GroupError::BadTypes { .. })));
+    assert!(matches!(
+        world.group::<(u16,)>(),
+        Err(GroupError::BadTypes { .. })
+    ));
 }
 
 #[test]
@@ -103,8 +107,15 @@ fn group_prefixes_hold_exactly_their_members_through_random_changes() {
             .filter(|&e| world.has::<Pos>(e) && world.has::<Vel>(e))
             .collect();
         assert_eq!(world.group_len::<Pos>(), Some(members.len()));
-        let walked: BTreeSet<Entity> = world.query::<(Entity, &Pos, &Vel)>().iter().map(|(e, ..)| e).collect();
-        assert_eq!(walked, members, "a grouped query visits exactly the members");
+        let walked: BTreeSet<Entity> = world
+            .query::<(Entity, &Pos, &Vel)>()
+            .iter()
+            .map(|(e, ..)| e)
+            .collect();
+        assert_eq!(
+            walked, members,
+            "a grouped query visits exactly the members"
+        );
         let frozen_heavy: BTreeSet<Entity> = alive
             .iter()
             .copied()
@@ -145,7 +156,10 @@ fn group_slices_are_the_members_position_for_position() {
     for (e, ..) in members {
         assert_eq!(world.get::<Pos>(e), Some(&Pos(-1.0)));
     }
-    assert!(world.query::<&Pos>().slices().is_none(), "not a whole group");
+    assert!(
+        world.query::<&Pos>().slices().is_none(),
+        "not a whole group"
+    );
     assert!(world.query::<(&Pos, &Mass)>().slices().is_none());
     world.assert_invariants();
 }
@@ -223,7 +237,12 @@ fn change_detection_survives_the_counter_wrapping() {
         let e = if round % 2 == 0 { a } else { b };
         world.get_mut::<Pos>(e).unwrap().0 += 1.0;
         let got: Vec<Entity> = changed.query(&mut world).iter().collect();
-        assert_eq!(got, [e], "round {round}, tick {}", world.change_tick().get());
+        assert_eq!(
+            got,
+            [e],
+            "round {round}, tick {}",
+            world.change_tick().get()
+        );
         world.maintain();
     }
     assert!(world.change_tick().get() < 100, "the counter wrapped");
@@ -260,7 +279,10 @@ fn removed_lists_every_loss_until_maintain() {
     let d = world.spawn((Frozen,));
     world.clear();
     assert_eq!(world.removed::<Frozen>(), [d]);
-    assert!(world.removed::<Pos>().is_empty(), "untracked: nothing listed");
+    assert!(
+        world.removed::<Pos>().is_empty(),
+        "untracked: nothing listed"
+    );
 }
 
 #[test]
@@ -288,7 +310,10 @@ fn hooks_see_every_arrival_and_departure_and_record_commands() {
     let a = world.spawn((1u32,));
     world.insert(a, (2u32,)).unwrap(); // replacement: out, then in
     let b = world.spawn((99u32,));
-    assert!(world.has::<Frozen>(b), "a hook's command applied right after");
+    assert!(
+        world.has::<Frozen>(b),
+        "a hook's command applied right after"
+    );
     world.remove::<u32>(a);
     world.despawn(b);
     let c = world.spawn((5u32,));
@@ -322,7 +347,9 @@ fn per_type_masks_become_tags_kept_by_hooks() {
             commands.insert(e, (Frozen,));
         }
     });
-    let heavy: Vec<Entity> = (0..10).map(|i| world.spawn((Mass(20.0 + i as f32),))).collect();
+    let heavy: Vec<Entity> = (0..10)
+        .map(|i| world.spawn((Mass(20.0 + i as f32),)))
+        .collect();
     let light: Vec<Entity> = (0..10).map(|_| world.spawn((Mass(1.0),))).collect();
     for &e in &heavy[..5] {
         world.despawn(e);
@@ -360,12 +387,18 @@ fn a_load_keeps_hooks_tracking_and_groups() {
     let inserted = Arc::new(Mutex::new(0));
     let n = inserted.clone();
     loaded.on_insert::<P>(move |_, _, _| *n.lock().unwrap() += 1);
-    loaded.load(&mut serde_json::Deserializer::from_str(&json)).unwrap();
+    loaded
+        .load(&mut serde_json::Deserializer::from_str(&json))
+        .unwrap();
     loaded.assert_invariants();
     assert_eq!(*inserted.lock().unwrap(), 0, "a load runs no hook");
     assert_eq!(loaded.group_len::<P>(), Some(5));
     let mut changed = QueryState::<Entity, Changed<P>>::new();
-    assert_eq!(changed.query(&mut loaded).count(), 10, "loaded values are new");
+    assert_eq!(
+        changed.query(&mut loaded).count(),
+        10,
+        "loaded values are new"
+    );
     loaded.spawn((P(0.0),));
     assert_eq!(*inserted.lock().unwrap(), 1, "the hook is still there");
 }

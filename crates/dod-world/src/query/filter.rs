@@ -46,7 +46,10 @@ pub struct Without<T>(PhantomData<fn() -> T>);
 #[allow(unreachable_pub)]
 pub enum Presence<'w> {
     /// A sparse set's lookup.
-    Set(ComponentId, SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>),
+    Set(
+        ComponentId,
+        SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>,
+    ),
     /// A tag's bits and their count.
     Tag(ComponentId, &'w BitSet, usize),
 }
@@ -251,7 +254,11 @@ fn stamps<T: Component>(world: &World, ticks: RunTicks, added: bool) -> Option<S
     Some(Stamps {
         id,
         sparse: storage.set.split().0,
-        stamps: if added { t.added.as_ptr() } else { t.changed.as_ptr() },
+        stamps: if added {
+            t.added.as_ptr()
+        } else {
+            t.changed.as_ptr()
+        },
         ticks,
         driver: false,
     })

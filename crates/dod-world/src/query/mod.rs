@@ -71,7 +71,10 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
         F::offer(&self.filter, &mut best);
         let components = world.components();
         if let Some(group) = components.group_within(required) {
-            if best.as_ref().is_none_or(|b: &data::Candidate<'_>| group.len <= b.len) {
+            if best
+                .as_ref()
+                .is_none_or(|b: &data::Candidate<'_>| group.len <= b.len)
+            {
                 let first = &components.columns[group.owned[0].index()];
                 let indices = &first.any().dense_indices()[..group.len];
                 Q::choose(&mut self.data, &group.owned);
@@ -133,7 +136,7 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
 }
 
 /// The query's element and filter types, held by a query that stores neither.
-type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
+pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
 
 impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// A query over `world`, which the caller may access as `Q` and `F` declare: exclusively

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
-use super::{Query, QueryData, QueryFilter};
+use super::{Query, QueryData, QueryFilter, Types};
 use crate::storage::Tick;
 use crate::world::{Shared, World};
 
@@ -32,7 +32,7 @@ use crate::world::{Shared, World};
 /// ```
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     last_run: Tick,
-    _types: PhantomData<(fn() -> Q, fn() -> F)>,
+    _types: Types<Q, F>,
 }
 
 impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
@@ -72,7 +72,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// ```
     pub fn query<'w>(&'w mut self, world: &'w mut World) -> Query<'w, Q, F> {
         world.prepare_tracked_run();
-        world.query::<Q>().with_filter::<F>().remembering(&mut self.last_run)
+        world
+            .query::<Q>()
+            .with_filter::<F>()
+            .remembering(&mut self.last_run)
     }
 
     /// The query on the shared form of a world, with runtime borrow checks (see
@@ -86,7 +89,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// assert_eq!(q.query_shared(w).count(), 1);
     /// ```
     pub fn query_shared<'w>(&'w mut self, world: Shared<'w>) -> Query<'w, Q, F> {
-        world.query::<Q>().with_filter::<F>().remembering(&mut self.last_run)
+        world
+            .query::<Q>()
+            .with_filter::<F>()
+            .remembering(&mut self.last_run)
     }
 }
 
