@@ -229,6 +229,14 @@ impl Tag {
         K::from_parts(index, generation, self.type_id())
     }
 
+    /// The key that names this slot's item at `index` (for a vacant slot, its last item):
+    /// [`to_key`](Tag::to_key) without the check, for the containers' hot paths, which only
+    /// call it on slots that have held an item (a generation of 0 would read as 1).
+    #[inline]
+    pub(crate) fn key<K: Key>(self, index: u32) -> K {
+        K::from_index_tag(index, self.0 & !Self::VACANT)
+    }
+
     /// Whether `key` names this slot's current item: the slot is occupied and the key's tag
     /// equals its tag. One comparison for occupancy, generation and type id.
     ///
