@@ -434,8 +434,9 @@ impl FreeList {
         self.min_free = min_free;
     }
 
-    /// The newest slot ([`NO_SLOT`] when empty).
+    /// The newest slot ([`NO_SLOT`] when empty); for the serde readers.
     #[inline]
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn tail(&self) -> u32 {
         self.tail
     }

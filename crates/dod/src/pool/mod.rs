@@ -74,11 +74,12 @@ pub enum Reuse {
     /// vacant (Bitsquid's FIFO freelist with "keep N free"). Insertion pops the freelist in
     /// O(1), with no search.
     ///
-    /// Every vacant slot takes its turn, so the generations spread over all of them: with N
-    /// slots kept vacant, a slot is reused at most once every N + 1 insertions and lives
-    /// N + 1 times longer before it retires, and a freed index stays unused for a while
-    /// (which helps when indices are logged or sent over the network). Pick it when items come
-    /// and go all the time, above all with [`Handle32`](crate::Handle32) keys.
+    /// Every vacant slot takes its turn, so the generations spread over all of them: a churn
+    /// of one removal per insertion with N slots kept vacant has N + 1 slots take turns, so
+    /// each slot lives N + 1 times longer before it retires, and a freed index stays unused
+    /// for a while (which helps when indices are logged or sent over the network). Pick it
+    /// when items come and go all the time, above all with [`Handle32`](crate::Handle32)
+    /// keys.
     #[default]
     Fifo,
     /// The lowest vacant slot, found in the alive flags in O(log₆₄ n).
@@ -407,9 +408,9 @@ impl<T, K: Key> Pool<T, K> {
     /// Keeps at least `min_free` holes vacant before one is filled ([`Reuse::Fifo`] only;
     /// [`Reuse::LowestFirst`] keeps the setting but does not apply it). O(1).
     ///
-    /// This is Bitsquid's "keep N free": with at least N holes in the FIFO freelist, a freed
-    /// slot is refilled no sooner than N insertions later, so a churn spreads its generations
-    /// over N + 1 slots or more and each slot retires N + 1 times later. Stale keys are refused
+    /// This is Bitsquid's "keep N free": a freed slot is not refilled before N other slots
+    /// have been freed after it, so a churn spreads its generations over N + 1 slots or more
+    /// and each slot retires N + 1 times later. Stale keys are refused
     /// whatever the setting (a slot retires instead of wrapping). When the key type cannot
     /// address another slot, holes are filled anyway rather than failing.
     ///
