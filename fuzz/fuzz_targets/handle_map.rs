@@ -1,4 +1,5 @@
-//! HandleMap against a HashMap model: every op, then every seen handle checked.
+//! HandleMap against a HashMap model: every op, then every seen handle checked. The extra
+//! byte sets `min_free` (0 to 7), so the FIFO freelist's keep-N-free rule is exercised too.
 #![no_main]
 
 use std::collections::HashMap;
@@ -7,15 +8,26 @@ use dod::{Handle, HandleMap};
 use dod_fuzz::Op;
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|ops: Vec<Op>| {
-    let mut map: HandleMap<u16> = HandleMap::new().with_type_id(3);
+fuzz_target!(|input: (Vec<Op>, u8)| {
+    let (ops, min_free) = input;
+    let min_free = u32::from(min_free % 8);
+    let mut map: HandleMap<u16> = HandleMap::new().with_type_id(3).with_min_free(min_free);
     let mut live: HashMap<Handle, u16> = HashMap::new();
     let mut seen: Vec<Handle> = Vec::new();
     let pick = |seen: &[Handle], p: u16| (!seen.is_empty()).then(|| seen[p as usize % seen.len()]);
     for op in ops.iter().take(512) {
         match op {
             Op::Insert(v) => {
+                let slots = map.slot_count();
+                let vacant = slots - map.len();
                 let h = map.insert(*v);
+                if map.slot_count() == slots {
+                    // A slot was reused: more than `min_free` were vacant.
+                    assert!(
+                        vacant as u32 > min_free,
+                        "min_free {min_free}, {vacant} vacant"
+                    );
+                }
                 assert!(!seen.contains(&h), "handle handed out twice");
                 seen.push(h);
                 live.insert(h, *v);
@@ -85,6 +97,7 @@ fuzz_target!(|ops: Vec<Op>| {
                 let json = serde_json::to_vec(&map).unwrap();
                 let back: HandleMap<u16> = serde_json::from_slice(&json).unwrap();
                 assert!(back.iter().eq(map.iter()));
+                assert_eq!(back.min_free(), min_free);
                 map = back;
             }
         }

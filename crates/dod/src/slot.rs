@@ -229,6 +229,14 @@ impl Tag {
         K::from_parts(index, generation, self.type_id())
     }
 
+    /// The key that names this slot's item at `index` (for a vacant slot, its last item):
+    /// [`to_key`](Tag::to_key) without the check, for the containers' hot paths, which only
+    /// call it on slots that have held an item (a generation of 0 would read as 1).
+    #[inline]
+    pub(crate) fn key<K: Key>(self, index: u32) -> K {
+        K::from_index_tag(index, self.0 & !Self::VACANT)
+    }
+
     /// Whether `key` names this slot's current item: the slot is occupied and the key's tag
     /// equals its tag. One comparison for occupancy, generation and type id.
     ///
@@ -426,8 +434,9 @@ impl FreeList {
         self.min_free = min_free;
     }
 
-    /// The newest slot ([`NO_SLOT`] when empty).
+    /// The newest slot ([`NO_SLOT`] when empty); for the serde readers.
     #[inline]
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn tail(&self) -> u32 {
         self.tail
     }

@@ -898,3 +898,140 @@ fn index_panics_say_why_a_handle_does_not_resolve() {
     })
     .contains("out of range"));
 }
+
+/// A value counted like [`Counted`] whose `Drop` panics once, for the value that is armed
+/// (after counting itself dropped: its fields are dropped anyway).
+struct Bomb {
+    live: Rc<Cell<i64>>,
+    armed: Rc<Cell<Option<u32>>>,
+    n: u32,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        self.live.set(self.live.get() - 1);
+        assert!(self.live.get() >= 0, "double drop");
+        if self.armed.get() == Some(self.n) {
+            self.armed.set(None);
+            panic!("drop of {} panics", self.n);
+        }
+    }
+}
+
+#[test]
+fn a_panicking_drop_drops_the_others_and_leaves_a_valid_map() {
+    type Action = fn(&mut Option<HandleMap<Bomb>>);
+    let actions: [(&str, Action); 7] = [
+        ("clear", |m| m.as_mut().unwrap().clear()),
+        ("reset", |m| m.as_mut().unwrap().reset()),
+        ("drain", |m| drop(m.as_mut().unwrap().drain())),
+        ("drain after one", |m| {
+            let mut d = m.as_mut().unwrap().drain();
+            drop(d.next());
+            drop(d);
+        }),
+        ("into_iter", |m| {
+            let mut it = m.take().unwrap().into_iter();
+            drop(it.next());
+            drop(it);
+        }),
+        ("drop", |m| drop(m.take())),
+        ("retain", |m| {
+            m.as_mut().unwrap().retain(|_, b| b.n % 2 == 0)
+        }),
+    ];
+    for (name, action) in actions {
+        let live = Rc::new(Cell::new(0i64));
+        let armed = Rc::new(Cell::new(Some(3)));
+        let bomb = |n| {
+            live.set(live.get() + 1);
+            Bomb {
+                live: live.clone(),
+                armed: armed.clone(),
+                n,
+            }
+        };
+        let mut map = Some(HandleMap::new());
+        let hs = map.as_mut().unwrap().insert_many((0..10).map(bomb));
+        let r = catch_unwind(AssertUnwindSafe(|| action(&mut map)));
+        assert!(r.is_err(), "{name}: the panic goes on");
+        assert_eq!(armed.get(), None, "{name}: the armed value was dropped");
+        if let Some(map) = &mut map {
+            map.assert_invariants();
+            if name == "retain" {
+                // The values not yet visited stay, as in `Vec::retain`; the removed ones
+                // are dropped when the visit ends, the panicking one among them.
+                assert_eq!(
+                    map.values().iter().map(|b| b.n).collect::<Vec<_>>(),
+                    [0, 2, 4, 6, 8],
+                    "{name}"
+                );
+            } else {
+                assert!(map.is_empty(), "{name}: every value is gone");
+            }
+            assert_eq!(live.get() as usize, map.len(), "{name}: no leak");
+            for (i, h) in hs.iter().enumerate() {
+                assert_eq!(map.contains(*h), name == "retain" && i % 2 == 0, "{name}");
+            }
+            let h = map.insert(bomb(42));
+            assert_eq!(map[h].n, 42);
+            map.assert_invariants();
+        }
+        drop(map);
+        assert_eq!(live.get(), 0, "{name}: no leak, no double drop");
+    }
+}
+
+/// A key type whose tag has bit 31 set: a forged bit pattern no container hands out.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+struct Malformed(u32, u16);
+
+impl Key for Malformed {
+    const MAX_SLOTS: u32 = u32::MAX;
+    const MAX_TYPE_ID: u16 = 0x7FFF;
+    fn from_parts(index: u32, generation: std::num::NonZeroU16, _: u16) -> Self {
+        Malformed(index, generation.get())
+    }
+    fn index(self) -> u32 {
+        self.0
+    }
+    fn generation(self) -> std::num::NonZeroU16 {
+        std::num::NonZeroU16::new(self.1).unwrap_or(std::num::NonZeroU16::MIN)
+    }
+    fn type_id(self) -> u16 {
+        0
+    }
+    fn tag(self) -> u32 {
+        u32::from(self.1) | 1 << 31
+    }
+}
+
+#[test]
+fn a_malformed_key_never_resolves() {
+    let mut map: HandleMap<u8, Malformed> = HandleMap::with_key();
+    map.insert(1);
+    map.insert(2);
+    // Remove slot 0's value through its dense position: no key of this type resolves.
+    map.retain(|_, v| *v != 1);
+    assert_eq!(map.values(), [2]);
+    // Slot 0 is vacant at generation 1 (tag `1 | 1 << 31`), slot 1 occupied at 1: the first
+    // key's tag equals the vacant slot's tag, the second is the occupied slot's with bit 31
+    // set.
+    for forged in [
+        Malformed(0, 1),
+        Malformed(1, 1),
+        Malformed(0, 2),
+        Malformed(1, 2),
+    ] {
+        assert_eq!(map.get(forged), None, "{forged:?}");
+        assert_eq!(map.get_mut(forged), None);
+        assert!(!map.contains(forged));
+        assert_eq!(map.get_index_of(forged), None);
+        assert_eq!(map.remove(forged), None);
+        let r = catch_unwind(AssertUnwindSafe(|| map[forged]));
+        let msg = *r.unwrap_err().downcast::<String>().unwrap();
+        assert!(msg.contains("malformed key"), "{msg}");
+    }
+    assert_eq!(map.len(), 1);
+    map.assert_invariants();
+}

@@ -8,13 +8,12 @@ use core::slice;
 
 use super::{HandleMap, Slot};
 use crate::key::Key;
-use crate::slot::Tag;
 
 /// The handle of the value whose slot is `slot`. Vacated slots keep their generation and type
 /// bits, so this also names the values a [`Drain`] hands out.
 #[inline]
 pub(super) fn key_of<K: Key>(slots: &[Slot], slot: u32) -> K {
-    K::from_index_tag(slot, slots[slot as usize].tag.to_bits() & !Tag::VACANT)
+    slots[slot as usize].tag.key(slot)
 }
 
 macro_rules! pair_iterator {

@@ -449,7 +449,7 @@ impl<T, K: Key> HandleMap<T, K> {
         self.values.push(value);
         self.links.push(slot);
         self.order.changed();
-        Ok(K::from_index_tag(slot, tag.to_bits()))
+        Ok(tag.key(slot))
     }
 
     /// Inserts the value that `f` makes from its own handle, so a value can store the handle
@@ -471,7 +471,7 @@ impl<T, K: Key> HandleMap<T, K> {
         let Some((slot, tag)) = self.claim_slot() else {
             slot::full_panic::<K>("HandleMap")
         };
-        let key = K::from_index_tag(slot, tag.to_bits());
+        let key = tag.key(slot);
         // If `f` panics, give the slot back so the map stays consistent.
         struct Undo<'a, T, K: Key> {
             map: &'a mut HandleMap<T, K>,

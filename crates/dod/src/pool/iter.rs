@@ -5,23 +5,19 @@ use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::mem;
 
-use super::{slot_generation, Pool, Slot, GEN_MASK};
+use super::{Entry, Pool};
 use crate::bits::{self, And, BitSet, Bits};
 use crate::key::Key;
-
-#[inline]
-fn key_of<K: Key>(i: usize, tag: u32, type_id: u16) -> K {
-    K::from_parts(i as u32, slot_generation(tag & GEN_MASK), type_id)
-}
 
 /// Takes the first live item at or after `*from` out of `pool` and moves `*from` past it: the
 /// step of [`Drain`] and [`IntoIter`].
 #[inline]
-fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut usize) -> Option<(K, T)> {
-    let i = pool.alive.next_one(*from as u32)? as usize;
+fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut u32) -> Option<(K, T)> {
+    let i = pool.alive.next_one(*from)?;
+    // Slot indices are below `K::MAX_SLOTS <= u32::MAX`, so this does not overflow.
     *from = i + 1;
-    let key = key_of(i, pool.slots[i].tag, pool.type_id);
-    Some((key, pool.take(i)))
+    let key = pool.slots[i as usize].tag().key(i);
+    Some((key, pool.take(i as usize)?))
 }
 
 /// An iterator over `(key, &item)` in slot order; made by [`Pool::iter`].
@@ -36,9 +32,8 @@ fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut usize) -> Option<(K, T
 /// ```
 pub struct Iter<'a, T, K: Key> {
     bits: bits::Iter<&'a BitSet>,
-    slots: &'a [Slot<T>],
+    slots: &'a [Entry<T>],
     left: usize,
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -48,7 +43,6 @@ impl<'a, T, K: Key> Iter<'a, T, K> {
             bits: pool.alive.iter(),
             slots: &pool.slots,
             left: pool.len,
-            type_id: pool.type_id,
             _key: PhantomData,
         }
     }
@@ -58,14 +52,13 @@ impl<'a, T, K: Key> Iterator for Iter<'a, T, K> {
     type Item = (K, &'a T);
 
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<(K, &'a T)> {
         let i = self.bits.next()? as usize;
         self.left -= 1;
-        let slot = &self.slots[i];
-        // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
-        Some((key_of(i, slot.tag, self.type_id), unsafe {
-            slot.value.assume_init_ref()
-        }))
+        let entry = &self.slots[i];
+        // SAFETY: `i` is in `alive`, so its slot is occupied (invariant 1).
+        Some((entry.tag().key(i as u32), unsafe { entry.get_unchecked() }))
     }
 
     #[inline]
@@ -83,7 +76,6 @@ impl<T, K: Key> Clone for Iter<'_, T, K> {
             bits: self.bits.clone(),
             slots: self.slots,
             left: self.left,
-            type_id: self.type_id,
             _key: PhantomData,
         }
     }
@@ -115,7 +107,7 @@ impl<T, K: Key> Iterator for Keys<'_, T, K> {
     fn next(&mut self) -> Option<K> {
         let i = self.inner.bits.next()? as usize;
         self.inner.left -= 1;
-        Some(key_of(i, self.inner.slots[i].tag, self.inner.type_id))
+        Some(self.inner.slots[i].tag().key(i as u32))
     }
 
     #[inline]
@@ -137,7 +129,7 @@ impl<T, K: Key> FusedIterator for Keys<'_, T, K> {}
 /// ```
 pub struct Values<'a, T> {
     bits: bits::Iter<&'a BitSet>,
-    slots: &'a [Slot<T>],
+    slots: &'a [Entry<T>],
     left: usize,
 }
 
@@ -155,11 +147,12 @@ impl<'a, T> Iterator for Values<'a, T> {
     type Item = &'a T;
 
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<&'a T> {
         let i = self.bits.next()? as usize;
         self.left -= 1;
-        // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
-        Some(unsafe { self.slots[i].value.assume_init_ref() })
+        // SAFETY: `i` is in `alive`, so its slot is occupied (invariant 1).
+        Some(unsafe { self.slots[i].get_unchecked() })
     }
 
     #[inline]
@@ -168,11 +161,12 @@ impl<'a, T> Iterator for Values<'a, T> {
     }
 
     #[inline]
+    #[allow(unsafe_code)]
     fn fold<Acc, F: FnMut(Acc, &'a T) -> Acc>(self, init: Acc, mut f: F) -> Acc {
         let slots = self.slots;
         self.bits.fold(init, move |acc, i| {
-            // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
-            f(acc, unsafe { slots[i as usize].value.assume_init_ref() })
+            // SAFETY: `i` is in `alive`, so its slot is occupied (invariant 1).
+            f(acc, unsafe { slots[i as usize].get_unchecked() })
         })
     }
 }
@@ -195,10 +189,9 @@ pub struct IterMut<'a, T, K: Key> {
     bits: bits::Iter<&'a BitSet>,
     /// The slots from `offset` on; indices come in ascending order, so each step splits off
     /// the slot it yields and keeps the rest.
-    rest: &'a mut [Slot<T>],
+    rest: &'a mut [Entry<T>],
     offset: usize,
     left: usize,
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -209,13 +202,12 @@ impl<'a, T, K: Key> IterMut<'a, T, K> {
             rest: &mut pool.slots,
             offset: 0,
             left: pool.len,
-            type_id: pool.type_id,
             _key: PhantomData,
         }
     }
 
     #[inline]
-    fn next_slot(&mut self) -> Option<(usize, &'a mut Slot<T>)> {
+    fn next_slot(&mut self) -> Option<(usize, &'a mut Entry<T>)> {
         let i = self.bits.next()? as usize;
         self.left -= 1;
         let rest = mem::take(&mut self.rest);
@@ -230,11 +222,12 @@ impl<'a, T, K: Key> Iterator for IterMut<'a, T, K> {
     type Item = (K, &'a mut T);
 
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<(K, &'a mut T)> {
         let (i, slot) = self.next_slot()?;
-        let key = key_of(i, slot.tag, self.type_id);
-        // SAFETY: `i` is alive, so its slot is occupied and initialised (invariant 1).
-        Some((key, unsafe { slot.value.assume_init_mut() }))
+        let key = slot.tag().key(i as u32);
+        // SAFETY: `i` is in `alive`, so its slot is occupied (invariant 1).
+        Some((key, unsafe { slot.get_unchecked_mut() }))
     }
 
     #[inline]
@@ -251,9 +244,8 @@ impl<T, K: Key> FusedIterator for IterMut<'_, T, K> {}
 pub struct IterMutIn<'a, T, K: Key, M: Bits> {
     bits: bits::Iter<And<&'a BitSet, M>>,
     /// The slots from `offset` on, as in [`IterMut`].
-    rest: &'a mut [Slot<T>],
+    rest: &'a mut [Entry<T>],
     offset: usize,
-    type_id: u16,
     _key: PhantomData<fn() -> K>,
 }
 
@@ -263,7 +255,6 @@ impl<'a, T, K: Key, M: Bits> IterMutIn<'a, T, K, M> {
             bits: pool.alive.and(mask).iter(),
             rest: &mut pool.slots,
             offset: 0,
-            type_id: pool.type_id,
             _key: PhantomData,
         }
     }
@@ -273,16 +264,17 @@ impl<'a, T, K: Key, M: Bits> Iterator for IterMutIn<'a, T, K, M> {
     type Item = (K, &'a mut T);
 
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<(K, &'a mut T)> {
         let i = self.bits.next()? as usize;
         let rest = mem::take(&mut self.rest);
         let (slot, tail) = rest[i - self.offset..].split_first_mut()?;
         self.rest = tail;
         self.offset = i + 1;
-        let key = key_of(i, slot.tag, self.type_id);
+        let key = slot.tag().key(i as u32);
         // SAFETY: `i` is in `alive` (the expression is `alive AND mask`), so its slot is
-        // occupied and initialised (invariant 1).
-        Some((key, unsafe { slot.value.assume_init_mut() }))
+        // occupied (invariant 1).
+        Some((key, unsafe { slot.get_unchecked_mut() }))
     }
 }
 
@@ -310,7 +302,6 @@ impl<'a, T> ValuesMut<'a, T> {
                 rest: &mut pool.slots,
                 offset: 0,
                 left: pool.len,
-                type_id: 0,
                 _key: PhantomData,
             },
         }
@@ -321,10 +312,11 @@ impl<'a, T> Iterator for ValuesMut<'a, T> {
     type Item = &'a mut T;
 
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<&'a mut T> {
         let (_, slot) = self.inner.next_slot()?;
-        // SAFETY: the slot is alive, so occupied and initialised (invariant 1).
-        Some(unsafe { slot.value.assume_init_mut() })
+        // SAFETY: the slot's index is in `alive`, so it is occupied (invariant 1).
+        Some(unsafe { slot.get_unchecked_mut() })
     }
 
     #[inline]
@@ -350,7 +342,7 @@ impl<T> FusedIterator for ValuesMut<'_, T> {}
 /// ```
 pub struct Drain<'a, T, K: Key> {
     pool: &'a mut Pool<T, K>,
-    from: usize,
+    from: u32,
 }
 
 impl<'a, T, K: Key> Drain<'a, T, K> {
@@ -377,8 +369,10 @@ impl<T, K: Key> ExactSizeIterator for Drain<'_, T, K> {}
 impl<T, K: Key> FusedIterator for Drain<'_, T, K> {}
 
 impl<T, K: Key> Drop for Drain<'_, T, K> {
+    /// Drops the items not yet yielded; if one's `Drop` panics, the others are still dropped
+    /// and the pool is left empty.
     fn drop(&mut self) {
-        for _ in self.by_ref() {}
+        self.pool.drop_from(self.from);
     }
 }
 
@@ -392,7 +386,7 @@ impl<T, K: Key> Drop for Drain<'_, T, K> {
 /// ```
 pub struct IntoIter<T, K: Key> {
     pool: Pool<T, K>,
-    from: usize,
+    from: u32,
 }
 
 impl<T, K: Key> Iterator for IntoIter<T, K> {

@@ -4,33 +4,36 @@
 //!
 //! Bitsquid's "array with holes" with the alive flags moved out of the items into a bit set:
 //!
-//! - `slots: Vec<Slot<T>>`: per slot a `tag` (`generation | type_id << 16`, plus `VACANT`
-//!   when the slot holds no item) and the item itself, uninitialised in a vacant slot. An item
-//!   never moves: its slot index is part of its handle.
+//! - `slots: Vec<Entry<T>>`: per slot a [`Tag`] (the generational slot rules of
+//!   [`crate::slot`]) and a room that holds the item while the slot is occupied and the FIFO
+//!   freelist's link while it is vacant (`entry.rs`, the pool's unsafe core). An item never
+//!   moves: its slot index is part of its key.
 //! - `alive: BitSet`: bit `i` is set iff slot `i` holds an item. Iteration walks these bits and
-//!   touches only live items; insertion takes the first clear bit, in O(log₆₄ n), so holes are
-//!   filled before the pool grows.
+//!   touches only live items.
+//! - The reuse policy ([`Reuse`]) and its state: `free`, the FIFO freelist linked through the
+//!   vacant slots (for [`Reuse::Fifo`]), or `blocked` and `first_hole`, which guide the search
+//!   for the lowest hole in the alive flags (for [`Reuse::LowestFirst`]).
 //!
 //! # Invariants
 //!
-//! 1. `alive.universe() == slots.len()`, and `alive.contains(i)` iff `slots[i].tag` has no
-//!    `VACANT` bit; exactly those slots hold an initialised item. `len == alive.count()`.
-//! 2. An occupied slot's tag is `generation | type_id << 16` with the generation handed out in
-//!    its key (1 ..= 65 535). A vacant slot's tag is `next | VACANT` where `next` is the
-//!    generation its next item will get, or `0 | VACANT` when the slot is *retired*: its last
-//!    item had generation 65 535, so it is never used again.
-//! 3. `blocked` is `None` while no slot is retired; afterwards it is `alive ∪ retired`, and
-//!    vacant slots are searched in it instead of in `alive`.
-//! 4. No vacant, non-retired slot has an index below `first_hole` (`usize::MAX` says there
-//!    is none at all). Removal lowers it to the emptied slot, insertion raises it past the
-//!    filled one, so the search for the lowest hole starts at the right word and needs no
-//!    search at all when the pool is full.
+//! 1. `alive.universe() == slots.len()`, and `alive.contains(i)` iff slot `i` is occupied;
+//!    `len == alive.count()`.
+//! 2. Every tag follows [`crate::slot`] and carries the pool's type id: an occupied slot's tag
+//!    is the tag of its item's key; a vacant slot keeps the generation of its last item (0 if
+//!    it never held one); a vacant slot at generation 65 535 is *retired* and never used again.
+//! 3. With [`Reuse::Fifo`], `free` links every vacant slot that is not retired, each once,
+//!    in the order they were vacated (in slot order for those vacated before the policy was
+//!    set); `blocked` is `None`.
+//! 4. With [`Reuse::LowestFirst`], `free` is empty (it keeps only `min_free`); `blocked` is
+//!    `None` while no slot is retired and `alive ∪ retired` once one is, and vacant slots are
+//!    searched in it instead of in `alive`; no vacant, non-retired slot has an index below
+//!    `first_hole` (`usize::MAX` says there is none at all).
 //!
-//! A key resolves only if its tag (with `VACANT` masked off, so a key of any `Key`
-//! implementation can never match a vacant slot) equals its slot's tag. Generations only grow
-//! and a slot retires before its generation could wrap, so a stale key stays stale forever.
-#![allow(unsafe_code)]
+//! A key resolves only if its slot's tag [`matches`](Tag::matches) it: occupied, same
+//! generation, same type id, in one comparison. Generations only grow and a slot retires
+//! before its generation could wrap, so a stale key stays stale forever.
 
+mod entry;
 mod iter;
 #[cfg(feature = "serde")]
 mod serde;
@@ -38,31 +41,55 @@ mod serde;
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::MaybeUninit;
-use core::num::NonZeroU16;
 use core::ops::{Index, IndexMut};
 
 use crate::bits::{BitSet, Bits};
 use crate::error::{InsertError, InsertErrorKind};
 use crate::key::{Handle, Key};
+use crate::slot::{self, FreeList, Links, Tag, Unresolved};
+use entry::Entry;
 
 pub use iter::{Drain, IntoIter, Iter, IterMut, IterMutIn, Keys, Values, ValuesMut};
 
-/// Marks a vacant slot's tag; never set in a key's tag as the pool compares it.
-const VACANT: u32 = 1 << 31;
-/// The generation bits of a tag.
-const GEN_MASK: u32 = 0xFFFF;
-
-struct Slot<T> {
-    tag: u32,
-    value: MaybeUninit<T>,
-}
-
-impl<T> Slot<T> {
-    #[inline]
-    fn is_occupied(&self) -> bool {
-        self.tag & VACANT == 0
-    }
+/// Which vacant slot a [`Pool`] fills next; see [`Pool::with_reuse`].
+///
+/// ```
+/// use dod::pool::Reuse;
+/// use dod::Pool;
+///
+/// let mut fifo = Pool::new(); // Reuse::Fifo, the default
+/// let mut lowest = Pool::new().with_reuse(Reuse::LowestFirst);
+/// for pool in [&mut fifo, &mut lowest] {
+///     let keys: Vec<_> = (0..4).map(|i| pool.insert(i)).collect();
+///     pool.remove(keys[2]);
+///     pool.remove(keys[0]);
+/// }
+/// assert_eq!(fifo.insert(9).index(), 2); // the slot vacated first
+/// assert_eq!(lowest.insert(9).index(), 0); // the lowest hole
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(::serde::Serialize, ::serde::Deserialize))]
+pub enum Reuse {
+    /// The slot vacated longest ago, once more than [`min_free`](Pool::min_free) slots are
+    /// vacant (Bitsquid's FIFO freelist with "keep N free"). Insertion pops the freelist in
+    /// O(1), with no search.
+    ///
+    /// Every vacant slot takes its turn, so the generations spread over all of them: a churn
+    /// of one removal per insertion with N slots kept vacant has N + 1 slots take turns, so
+    /// each slot lives N + 1 times longer before it retires, and a freed index stays unused
+    /// for a while (which helps when indices are logged or sent over the network). Pick it
+    /// when items come and go all the time, above all with [`Handle32`](crate::Handle32)
+    /// keys.
+    #[default]
+    Fifo,
+    /// The lowest vacant slot, found in the alive flags in O(log₆₄ n).
+    ///
+    /// Live items stay packed at the low indices, so iteration walks fewer words of flags and
+    /// fewer cache lines of items. But a slot that is refilled at every churn (a bullet spawned
+    /// and destroyed each frame beside long-lived items) burns one generation each time and
+    /// retires after 65 535 uses. Pick it when the pool mostly grows and shrinks in bulk and
+    /// dense iteration matters most. [`min_free`](Pool::min_free) does not apply.
+    LowestFirst,
 }
 
 /// A pool of items that never move: each keeps the slot it was inserted in until it is
@@ -79,15 +106,50 @@ impl<T> Slot<T> {
 /// [`get`](Pool::get) and a panic saying which from `pool[key]`, never another item. A slot
 /// whose generation would wrap past 65 535 is retired, never reused.
 ///
-/// Memory per slot: `size_of::<T>() + 4` (the item and its tag) rounded up to
-/// `max(align_of::<T>(), 4)` — 8 bytes for a `u8` or a `u32`, 16 for a `u64`, 24 for a
-/// `[u64; 2]` — plus about 0.13 bytes of flags ([`BitSet::memory_usage`]).
+/// # Which hole is filled
+///
+/// By default ([`Reuse::Fifo`]) the hole left longest ago, after keeping
+/// [`min_free`](Pool::min_free) holes back: O(1), and the generations spread over every hole,
+/// so slots retire late. [`Reuse::LowestFirst`] fills the lowest hole, which keeps the items
+/// packed at the low indices for iteration; see [`Reuse`] for when each fits and
+/// [`with_reuse`](Pool::with_reuse) to choose. When the key type cannot address another slot,
+/// a hole is filled whatever the policy.
+///
+/// # Memory
+///
+/// Per slot, `max(size_of::<T>(), 4) + 4` bytes (the item, or in a hole the freelist link,
+/// beside a 4-byte tag) rounded up to `max(align_of::<T>(), 4)`: 8 bytes for a `u8`, a `u32`
+/// or a `()`, 12 for a `[u8; 5]`, 16 for a `u64`, 24 for a `[u64; 2]`. That is what a tag
+/// beside the bare item takes for every `T` of at least one byte (the link lives in the hole's
+/// unused item bytes); only zero-sized items pay 4 bytes for it. Plus about 0.13 bytes of
+/// flags per slot ([`BitSet::memory_usage`]), and with [`Reuse::LowestFirst`] a second set of
+/// flags once a slot has retired.
 ///
 /// | operation | cost |
 /// |---|---|
 /// | `get`, `get_mut`, `contains`, `remove`, `pool[key]` | O(1) |
-/// | `insert` | O(log₆₄ n) to find the first hole, amortized O(1) to grow |
+/// | `insert` | O(1) with [`Reuse::Fifo`], O(log₆₄ n) with [`Reuse::LowestFirst`]; amortized O(1) to grow |
 /// | iteration | O(live items + non-empty words of flags) |
+///
+/// # Threads
+///
+/// A `Pool<T, K>` is `Send` exactly when `T` is, and `Sync` exactly when `T` is, as a
+/// `Vec<T>`:
+///
+/// ```
+/// fn is_send<X: Send>() {}
+/// is_send::<dod::Pool<std::cell::Cell<u8>>>();
+/// ```
+///
+/// ```compile_fail,E0277
+/// fn is_send<X: Send>() {}
+/// is_send::<dod::Pool<std::rc::Rc<u8>>>();
+/// ```
+///
+/// ```compile_fail,E0277
+/// fn is_sync<X: Sync>() {}
+/// is_sync::<dod::Pool<std::cell::Cell<u8>>>();
+/// ```
 ///
 /// # Example
 ///
@@ -106,23 +168,47 @@ impl<T> Slot<T> {
 /// assert_eq!(pool.values().copied().collect::<Vec<_>>(), ["cherry", "banana"]);
 /// ```
 pub struct Pool<T, K: Key = Handle> {
-    slots: Vec<Slot<T>>,
+    slots: Vec<Entry<T>>,
     alive: BitSet,
-    blocked: Option<BitSet>,
     len: usize,
-    /// A lower bound on the lowest hole (invariant 4).
+    reuse: Reuse,
+    /// The FIFO freelist (invariant 3); empty but for `min_free` under `LowestFirst`.
+    free: FreeList,
+    /// `alive ∪ retired` under `LowestFirst` once a slot has retired (invariant 4).
+    blocked: Option<BitSet>,
+    /// A lower bound on the lowest hole under `LowestFirst` (invariant 4).
     first_hole: usize,
     type_id: u16,
     _key: PhantomData<fn(K) -> K>,
 }
 
-// SAFETY: a `Pool` owns its items like a `Vec<T>` does; `K` is only a marker.
-unsafe impl<T: Send, K: Key> Send for Pool<T, K> {}
-// SAFETY: shared access only gives out `&T`, like a `Vec<T>`.
-unsafe impl<T: Sync, K: Key> Sync for Pool<T, K> {}
+/// `Pool<T, K>` is `Send` and `Sync` through the auto traits, never an `unsafe impl`: these
+/// fail to compile if a field ever stops passing them on from `T`.
+#[allow(dead_code)]
+fn pool_is_send_and_sync_when_its_items_are<'a, S: Send + 'a, Y: Sync + 'a, K: Key>() {
+    fn is_send<X: Send>() {}
+    fn is_sync<X: Sync>() {}
+    is_send::<Pool<S, K>>();
+    is_sync::<Pool<Y, K>>();
+    is_send::<IntoIter<S, K>>();
+    is_send::<Iter<'a, Y, K>>();
+    is_send::<IterMut<'a, S, K>>();
+    is_send::<Drain<'a, S, K>>();
+}
+
+impl<T> Links for [Entry<T>] {
+    #[inline]
+    fn next(&self, i: u32) -> u32 {
+        self[i as usize].next()
+    }
+    #[inline]
+    fn set_next(&mut self, i: u32, next: u32) {
+        self[i as usize].set_next(next);
+    }
+}
 
 impl<T> Pool<T, Handle> {
-    /// An empty pool with [`Handle`] keys. Allocates nothing.
+    /// An empty pool with [`Handle`] keys and [`Reuse::Fifo`]. Allocates no slot.
     ///
     /// ```
     /// let pool: dod::Pool<u32> = dod::Pool::new();
@@ -160,11 +246,14 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool[h], 1);
     /// ```
     pub fn with_key() -> Self {
+        // Everything but the alive flags is `const`-ready.
         Pool {
             slots: Vec::new(),
             alive: BitSet::new(),
-            blocked: None,
             len: 0,
+            reuse: Reuse::Fifo,
+            free: FreeList::new(),
+            blocked: None,
             first_hole: usize::MAX,
             type_id: 0,
             _key: PhantomData,
@@ -205,7 +294,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[track_caller]
     pub fn with_type_id(mut self, type_id: u16) -> Self {
-        crate::slot::check_type_id::<K>("Pool", type_id);
+        slot::check_type_id::<K>("Pool", type_id);
         assert!(
             self.slots.is_empty(),
             "Pool::with_type_id: the pool has handed out keys already; set the type id right \
@@ -213,6 +302,135 @@ impl<T, K: Key> Pool<T, K> {
         );
         self.type_id = type_id;
         self
+    }
+
+    /// The pool with reuse policy `reuse`: builder form of [`set_reuse`](Pool::set_reuse).
+    /// O(1) right after construction.
+    ///
+    /// [`Reuse::Fifo`] (the default) fills the hole left longest ago and spreads generations
+    /// over the holes; [`Reuse::LowestFirst`] fills the lowest hole and keeps the items packed
+    /// low. See [`Reuse`] for when each fits.
+    ///
+    /// ```
+    /// use dod::pool::Reuse;
+    /// let mut pool = dod::Pool::new().with_reuse(Reuse::LowestFirst);
+    /// let a = pool.insert('a');
+    /// let b = pool.insert('b');
+    /// pool.remove(b);
+    /// pool.remove(a);
+    /// assert_eq!(pool.insert('c').index(), 0); // the lowest hole, not the oldest
+    /// ```
+    pub fn with_reuse(mut self, reuse: Reuse) -> Self {
+        self.set_reuse(reuse);
+        self
+    }
+
+    /// Switches the reuse policy; allowed at any time. Every key stays valid and every stale
+    /// key stale. O(slots) when the policy changes (the freelist or the search state is
+    /// rebuilt from the slots), O(1) otherwise.
+    ///
+    /// Switching to [`Reuse::Fifo`] queues the current holes in slot order: the oldest-first
+    /// order applies to the holes made from then on.
+    ///
+    /// ```
+    /// use dod::pool::Reuse;
+    /// let mut pool = dod::Pool::new();
+    /// let keys: Vec<_> = (0..4).map(|i| pool.insert(i)).collect();
+    /// pool.remove(keys[3]);
+    /// pool.remove(keys[1]);
+    /// pool.set_reuse(Reuse::LowestFirst);
+    /// assert_eq!(pool.reuse(), Reuse::LowestFirst);
+    /// assert_eq!(pool.insert(9).index(), 1);
+    /// assert_eq!(pool.get(keys[0]), Some(&0));
+    /// ```
+    pub fn set_reuse(&mut self, reuse: Reuse) {
+        if reuse == self.reuse {
+            return;
+        }
+        self.reuse = reuse;
+        self.free.clear();
+        match reuse {
+            Reuse::Fifo => {
+                self.blocked = None;
+                self.first_hole = usize::MAX;
+                for i in 0..self.slots.len() {
+                    let tag = self.slots[i].tag();
+                    if tag.is_vacant() && !tag.is_retired() {
+                        self.free.push_back(self.slots.as_mut_slice(), i as u32);
+                    }
+                }
+            }
+            Reuse::LowestFirst => {
+                self.first_hole = 0;
+                self.blocked = self.retired_or_alive();
+            }
+        }
+    }
+
+    /// `alive ∪ retired` if a slot is retired, for `blocked` (invariant 4). O(slots).
+    fn retired_or_alive(&self) -> Option<BitSet> {
+        let mut blocked: Option<BitSet> = None;
+        for (i, e) in self.slots.iter().enumerate() {
+            if e.tag().is_retired() {
+                blocked
+                    .get_or_insert_with(|| self.alive.clone())
+                    .insert(i as u32);
+            }
+        }
+        blocked
+    }
+
+    /// The reuse policy.
+    ///
+    /// ```
+    /// assert_eq!(dod::Pool::<u8>::new().reuse(), dod::pool::Reuse::Fifo);
+    /// ```
+    #[inline]
+    pub fn reuse(&self) -> Reuse {
+        self.reuse
+    }
+
+    /// Keeps at least `min_free` holes vacant before one is filled: builder form of
+    /// [`set_min_free`](Pool::set_min_free).
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::new().with_min_free(2);
+    /// let a = pool.insert(1);
+    /// pool.remove(a);
+    /// let b = pool.insert(2);
+    /// assert_ne!(a.index(), b.index()); // the hole is kept back
+    /// ```
+    pub fn with_min_free(mut self, min_free: u32) -> Self {
+        self.set_min_free(min_free);
+        self
+    }
+
+    /// Keeps at least `min_free` holes vacant before one is filled ([`Reuse::Fifo`] only;
+    /// [`Reuse::LowestFirst`] keeps the setting but does not apply it). O(1).
+    ///
+    /// This is Bitsquid's "keep N free": a freed slot is not refilled before N other slots
+    /// have been freed after it, so a churn spreads its generations over N + 1 slots or more
+    /// and each slot retires N + 1 times later. Stale keys are refused
+    /// whatever the setting (a slot retires instead of wrapping). When the key type cannot
+    /// address another slot, holes are filled anyway rather than failing.
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::<u32>::new();
+    /// pool.set_min_free(64);
+    /// assert_eq!(pool.min_free(), 64);
+    /// ```
+    pub fn set_min_free(&mut self, min_free: u32) {
+        self.free.set_min_free(min_free);
+    }
+
+    /// How many holes are kept vacant before one is filled. O(1).
+    ///
+    /// ```
+    /// assert_eq!(dod::Pool::<u8>::new().min_free(), 0);
+    /// ```
+    #[inline]
+    pub fn min_free(&self) -> u32 {
+        self.free.min_free()
     }
 
     /// The type id stamped into this pool's keys. O(1).
@@ -260,9 +478,10 @@ impl<T, K: Key> Pool<T, K> {
         self.slots.capacity()
     }
 
-    /// Bytes held on the heap: per allocated slot the item and a 4-byte tag (padded to `T`'s
-    /// alignment), plus the alive flags and their summaries ([`BitSet::memory_usage`]), and a
-    /// second set of the same size once a slot has been retired. O(log₆₄ n).
+    /// Bytes held on the heap: per allocated slot the item (or the link of a hole) and a
+    /// 4-byte tag, as in the [type docs](Pool#memory); plus the alive flags and their summaries
+    /// ([`BitSet::memory_usage`]), and under [`Reuse::LowestFirst`] a second set of the same
+    /// size once a slot has retired. O(log₆₄ n).
     ///
     /// ```
     /// let mut pool = dod::Pool::<u32>::with_capacity(64);
@@ -273,7 +492,7 @@ impl<T, K: Key> Pool<T, K> {
     /// assert!(pool.memory_usage() >= 64 * 8 + 8);
     /// ```
     pub fn memory_usage(&self) -> usize {
-        self.slots.capacity() * core::mem::size_of::<Slot<T>>()
+        self.slots.capacity() * core::mem::size_of::<Entry<T>>()
             + self.alive.memory_usage()
             + self.blocked.as_ref().map_or(0, BitSet::memory_usage)
     }
@@ -292,8 +511,10 @@ impl<T, K: Key> Pool<T, K> {
         self.slots.len()
     }
 
-    /// Reserves room for `additional` more items: holes are counted, retired slots are not.
-    /// O(n / 64) to count retired slots once any exist; O(n) when it reallocates.
+    /// Reserves room for `additional` more items: the holes the next insertions will fill are
+    /// counted, retired slots and the holes kept back by [`min_free`](Pool::min_free) are not.
+    /// O(1) with [`Reuse::Fifo`]; O(n / 64) with [`Reuse::LowestFirst`] once a slot has
+    /// retired; O(n) when it reallocates.
     ///
     /// ```
     /// let mut pool = dod::Pool::<u8>::new();
@@ -301,17 +522,21 @@ impl<T, K: Key> Pool<T, K> {
     /// assert!(pool.capacity() >= 10);
     /// ```
     pub fn reserve(&mut self, additional: usize) {
-        // `blocked` is alive ∪ retired: the slots an insertion cannot use.
-        let unusable = self.blocked.as_ref().map_or(self.len, BitSet::count);
-        let holes = self.slots.len() - unusable;
-        self.slots.reserve(additional.saturating_sub(holes));
+        let reusable = match self.reuse {
+            Reuse::Fifo => self.free.len().saturating_sub(self.free.min_free()) as usize,
+            // `blocked` is alive ∪ retired: the slots an insertion cannot use.
+            Reuse::LowestFirst => {
+                self.slots.len() - self.blocked.as_ref().map_or(self.len, BitSet::count)
+            }
+        };
+        self.slots.reserve(additional.saturating_sub(reusable));
     }
 
     /// The alive flags: bit `i` is set iff slot `i` holds an item. Combine them with your own
     /// masks to walk a subset without touching the other items; to change the items of a
     /// subset, use [`iter_mut_in`](Self::iter_mut_in). Your masks are yours to keep in step:
     /// clear an item's bits when you remove it, or a later item in the same slot inherits
-    /// them.
+    /// them. O(1).
     ///
     /// ```
     /// use dod::{BitSet, Bits, Pool};
@@ -333,8 +558,9 @@ impl<T, K: Key> Pool<T, K> {
         &self.alive
     }
 
-    /// Inserts `value` into the first hole, or a new slot if there is none, and returns its
-    /// key. O(log₆₄ n), amortized O(1) to grow.
+    /// Inserts `value` into a hole chosen by the [reuse policy](Reuse), or a new slot, and
+    /// returns its key. O(1) with [`Reuse::Fifo`], O(log₆₄ n) with [`Reuse::LowestFirst`];
+    /// amortized O(1) to grow.
     ///
     /// # Panics
     ///
@@ -351,12 +577,13 @@ impl<T, K: Key> Pool<T, K> {
     pub fn insert(&mut self, value: T) -> K {
         match self.try_insert(value) {
             Ok(k) => k,
-            Err(_) => capacity_panic::<K>(),
+            Err(_) => slot::full_panic::<K>("Pool"),
         }
     }
 
     /// Inserts `value` and returns its key, or gives it back in an [`InsertError`] when the
-    /// key type cannot address another slot. O(log₆₄ n).
+    /// key type cannot address another slot. O(1) with [`Reuse::Fifo`], O(log₆₄ n) with
+    /// [`Reuse::LowestFirst`].
     ///
     /// ```
     /// use dod::{Handle32, Pool};
@@ -368,17 +595,92 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline(always)]
     pub fn try_insert(&mut self, value: T) -> Result<K, InsertError<T>> {
-        let i = match self.hole_near_hint() {
-            Some(i) => i,
-            None => match self.find_slot() {
-                Some(i) => i,
-                None => return Err(InsertError::new(InsertErrorKind::Full, value)),
-            },
-        };
-        Ok(self.fill(i, value))
+        match self.claim() {
+            Some(i) => Ok(self.fill(i, value)),
+            None => Err(InsertError::new(InsertErrorKind::Full, value)),
+        }
     }
 
-    /// The flags that vacant slots are searched in (invariant 3).
+    /// Inserts the item that `f` makes from its own key, so an item can store the key that
+    /// names it. O(1) with [`Reuse::Fifo`], O(log₆₄ n) with [`Reuse::LowestFirst`].
+    ///
+    /// # Panics
+    ///
+    /// If the key type cannot address another slot; `f` is not called then. If `f` panics, the
+    /// pool stays as it was but for the chosen slot, which has used up a generation.
+    ///
+    /// ```
+    /// use dod::{Handle, Pool};
+    /// struct Node { me: Handle }
+    /// let mut pool = Pool::new();
+    /// let h = pool.insert_with_key(|me| Node { me });
+    /// assert_eq!(pool[h].me, h);
+    /// ```
+    #[track_caller]
+    pub fn insert_with_key(&mut self, f: impl FnOnce(K) -> T) -> K {
+        let Some(i) = self.claim() else {
+            slot::full_panic::<K>("Pool")
+        };
+        // The key the slot's next item gets; the slot is vacant and not retired.
+        let tag = self.slots[i].tag();
+        let key = tag.occupy().unwrap_or(tag).key(i as u32);
+        /// Puts the claimed slot back if `f` panics.
+        struct Unclaim<'a, T, K: Key> {
+            pool: &'a mut Pool<T, K>,
+            slot: usize,
+        }
+        impl<T, K: Key> Drop for Unclaim<'_, T, K> {
+            fn drop(&mut self) {
+                self.pool.unclaim(self.slot);
+            }
+        }
+        let guard = Unclaim {
+            pool: self,
+            slot: i,
+        };
+        let value = f(key);
+        core::mem::forget(guard);
+        let filled = self.fill(i, value);
+        debug_assert_eq!(filled, key);
+        key
+    }
+
+    /// Gives back a slot that [`claim`](Pool::claim) returned and that was not filled: it
+    /// spends the generation its item would have had, and rejoins the holes (or retires).
+    #[cold]
+    fn unclaim(&mut self, i: usize) {
+        // Filling and emptying the slot with a unit-like stand-in is not possible for any `T`,
+        // so the tag moves on by hand, by the slot rules: occupy, then vacate.
+        let tag = self.slots[i].tag();
+        let spent = tag.occupy().unwrap_or(tag).vacate();
+        self.slots[i] = Entry::vacant(spent);
+        self.vacated(i, spent);
+    }
+
+    /// Picks the slot for the next item by the reuse policy: vacant and not retired, or new;
+    /// `None` if the key type cannot address another slot.
+    #[inline(always)]
+    fn claim(&mut self) -> Option<usize> {
+        match self.reuse {
+            Reuse::Fifo => {
+                let can_grow = (self.slots.len() as u64) < u64::from(K::MAX_SLOTS);
+                if self.free.should_reuse(can_grow) {
+                    // Linked slots are vacant and not retired (invariant 3).
+                    Some(self.free.pop_front(self.slots.as_slice()) as usize)
+                } else if can_grow {
+                    Some(self.push_slot())
+                } else {
+                    None
+                }
+            }
+            Reuse::LowestFirst => match self.hole_near_hint() {
+                Some(i) => Some(i),
+                None => self.find_slot(),
+            },
+        }
+    }
+
+    /// The flags that vacant slots are searched in (invariant 4).
     #[inline]
     fn searched(&self) -> &BitSet {
         self.blocked.as_ref().unwrap_or(&self.alive)
@@ -402,18 +704,16 @@ impl<T, K: Key> Pool<T, K> {
         {
             return Some(i as usize);
         }
-        if self.slots.len() >= K::MAX_SLOTS as usize {
+        if self.slots.len() as u64 >= u64::from(K::MAX_SLOTS) {
             return None;
         }
         Some(self.push_slot())
     }
 
+    /// Appends a vacant slot that never held an item.
     fn push_slot(&mut self) -> usize {
         let i = self.slots.len();
-        self.slots.push(Slot {
-            tag: 1 | VACANT,
-            value: MaybeUninit::uninit(),
-        });
+        self.slots.push(Entry::vacant(Tag::vacant(0, self.type_id)));
         self.alive.grow(i + 1);
         if let Some(b) = &mut self.blocked {
             b.grow(i + 1);
@@ -421,29 +721,27 @@ impl<T, K: Key> Pool<T, K> {
         i
     }
 
-    /// Puts `value` into vacant, non-retired slot `i`.
+    /// Puts `value` into slot `i`, which [`claim`](Pool::claim) returned.
     #[inline(always)]
     fn fill(&mut self, i: usize, value: T) -> K {
-        let slot = &mut self.slots[i];
-        debug_assert!(!slot.is_occupied() && slot.tag & GEN_MASK != 0);
-        let generation = slot.tag & GEN_MASK;
-        slot.value.write(value);
-        slot.tag = generation | u32::from(self.type_id) << 16;
+        let tag = self.slots[i].fill(value);
         self.alive.set_bit(i);
-        if self.blocked.is_some() {
-            self.block(i);
-        }
         self.len += 1;
-        // `i` was the lowest hole, so the next one is above it; a full pool has none.
-        self.first_hole = if self.len == self.slots.len() {
-            usize::MAX
-        } else {
-            i + 1
-        };
-        self.key_for(i, slot_generation(generation))
+        if self.reuse == Reuse::LowestFirst {
+            if self.blocked.is_some() {
+                self.block(i);
+            }
+            // `i` was the lowest hole, so the next one is above it; a full pool has none.
+            self.first_hole = if self.len == self.slots.len() {
+                usize::MAX
+            } else {
+                i + 1
+            };
+        }
+        tag.key(i as u32)
     }
 
-    /// Marks slot `i` in `blocked` (invariant 3); out of line, as in `update_blocked`.
+    /// Marks slot `i` in `blocked` (invariant 4); out of line, as in `update_blocked`.
     #[cold]
     #[inline(never)]
     fn block(&mut self, i: usize) {
@@ -452,18 +750,11 @@ impl<T, K: Key> Pool<T, K> {
         }
     }
 
-    #[inline]
-    fn key_for(&self, i: usize, generation: NonZeroU16) -> K {
-        K::from_parts(i as u32, generation, self.type_id)
-    }
-
     /// The slot index of `key` if it names a live item.
     #[inline]
     fn slot_of(&self, key: K) -> Option<usize> {
         let i = key.index() as usize;
-        let slot = self.slots.get(i)?;
-        // A vacant slot's tag has `VACANT`; the masked key tag never has it.
-        (slot.tag == key.tag() & !VACANT).then_some(i)
+        self.slots.get(i)?.tag().matches(key).then_some(i)
     }
 
     /// Whether `key` names a live item. O(1).
@@ -489,9 +780,12 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get(&self, key: K) -> Option<&T> {
-        let i = self.slot_of(key)?;
-        // SAFETY: `slot_of` found the slot occupied (invariant 1: initialised).
-        Some(unsafe { self.slots[i].value.assume_init_ref() })
+        let e = self.slots.get(key.index() as usize)?;
+        if e.tag().matches(key) {
+            e.get()
+        } else {
+            None
+        }
     }
 
     /// The item of `key`, mutably, or `None` if the key is not live. O(1).
@@ -504,9 +798,12 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, key: K) -> Option<&mut T> {
-        let i = self.slot_of(key)?;
-        // SAFETY: `slot_of` found the slot occupied (invariant 1: initialised).
-        Some(unsafe { self.slots[i].value.assume_init_mut() })
+        let e = self.slots.get_mut(key.index() as usize)?;
+        if e.tag().matches(key) {
+            e.get_mut()
+        } else {
+            None
+        }
     }
 
     /// Mutable references to the items of `N` distinct live keys at once, or `None` if a key
@@ -527,9 +824,12 @@ impl<T, K: Key> Pool<T, K> {
         for (d, k) in idx.iter_mut().zip(keys) {
             *d = self.slot_of(k)?;
         }
-        let slots = self.slots.get_disjoint_mut(idx).ok()?;
-        // SAFETY: every slot was found occupied by `slot_of` (invariant 1: initialised).
-        Some(slots.map(|s| unsafe { s.value.assume_init_mut() }))
+        let entries = self.slots.get_disjoint_mut(idx).ok()?;
+        let items = entries.map(Entry::get_mut);
+        if items.iter().any(Option::is_none) {
+            return None;
+        }
+        Some(items.map(|v| v.expect("every slot was found occupied")))
     }
 
     /// The item in slot `index`, for callers that store plain indices, or `None` if the slot
@@ -543,10 +843,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get_at(&self, index: u32) -> Option<&T> {
-        let slot = self.slots.get(index as usize)?;
-        // SAFETY: an occupied slot is initialised (invariant 1).
-        slot.is_occupied()
-            .then(|| unsafe { slot.value.assume_init_ref() })
+        self.slots.get(index as usize)?.get()
     }
 
     /// The item in slot `index`, mutably, or `None` if the slot is a hole or past the end.
@@ -560,13 +857,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get_at_mut(&mut self, index: u32) -> Option<&mut T> {
-        let slot = self.slots.get_mut(index as usize)?;
-        if slot.is_occupied() {
-            // SAFETY: an occupied slot is initialised (invariant 1).
-            Some(unsafe { slot.value.assume_init_mut() })
-        } else {
-            None
-        }
+        self.slots.get_mut(index as usize)?.get_mut()
     }
 
     /// The key of the item in slot `index`, or `None` if the slot is a hole or past the end.
@@ -581,9 +872,8 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn key_at(&self, index: u32) -> Option<K> {
-        let slot = self.slots.get(index as usize)?;
-        slot.is_occupied()
-            .then(|| self.key_for(index as usize, slot_generation(slot.tag & GEN_MASK)))
+        let e = self.slots.get(index as usize)?;
+        e.is_occupied().then(|| e.tag().key(index))
     }
 
     /// Removes the item of `key` and returns it, or `None` if the key is not live. The slot
@@ -600,7 +890,7 @@ impl<T, K: Key> Pool<T, K> {
     #[inline]
     pub fn remove(&mut self, key: K) -> Option<T> {
         let i = self.slot_of(key)?;
-        Some(self.take(i))
+        self.take(i)
     }
 
     /// Removes the item in slot `index` and returns it, or `None` if the slot is a hole or
@@ -614,48 +904,60 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn remove_at(&mut self, index: u32) -> Option<T> {
-        if self.slots.get(index as usize)?.is_occupied() {
-            Some(self.take(index as usize))
+        if (index as usize) < self.slots.len() {
+            self.take(index as usize)
         } else {
             None
         }
     }
 
-    /// Empties occupied slot `i`: the slot becomes vacant (or retired) first, then the item
-    /// is moved out, so a panic later cannot see it twice.
+    /// Empties slot `i` (below `slots.len()`) and returns its item, or `None` if it is vacant:
+    /// the slot is vacant and the pool valid before the item reaches the caller, so a panic in
+    /// its `Drop` later cannot see it twice.
     #[inline(always)]
-    fn take(&mut self, i: usize) -> T {
-        let slot = &mut self.slots[i];
-        debug_assert!(slot.is_occupied());
-        let generation = slot.tag & GEN_MASK;
-        let retire = generation == GEN_MASK;
-        slot.tag = if retire {
-            VACANT
-        } else {
-            (generation + 1) | VACANT
-        };
-        // SAFETY: the slot was occupied (checked by the callers), so the item is initialised;
-        // the tag now says vacant, so it is never read again.
-        let value = unsafe { slot.value.assume_init_read() };
+    fn take(&mut self, i: usize) -> Option<T> {
+        let entry = &mut self.slots[i];
+        let item = entry.take()?;
+        let tag = entry.tag();
         self.alive.clear_bit(i);
         self.len -= 1;
-        self.first_hole = self.first_hole.min(i);
-        if retire || self.blocked.is_some() {
-            self.update_blocked(i, retire);
-        }
-        value
+        self.vacated(i, tag);
+        Some(item)
     }
 
-    /// Keeps `blocked` equal to `alive ∪ retired` after slot `i` was emptied (invariant 3);
+    /// Joins slot `i`, just vacated at `tag`, to the holes of the reuse policy, or retires it.
+    #[inline(always)]
+    fn vacated(&mut self, i: usize, tag: Tag) {
+        let retire = tag.is_retired();
+        match self.reuse {
+            Reuse::Fifo => {
+                if !retire {
+                    self.free.push_back(self.slots.as_mut_slice(), i as u32);
+                }
+            }
+            Reuse::LowestFirst => {
+                self.first_hole = self.first_hole.min(i);
+                if retire || self.blocked.is_some() {
+                    self.update_blocked(i, retire);
+                }
+            }
+        }
+    }
+
+    /// Keeps `blocked` equal to `alive ∪ retired` after slot `i` was emptied (invariant 4);
     /// out of line, since no slot is retired in the common case.
     #[cold]
     #[inline(never)]
     fn update_blocked(&mut self, i: usize, retire: bool) {
         match &mut self.blocked {
-            Some(b) if !retire => {
+            // A retiring slot stays blocked; it may not have been (a slot claimed by
+            // `insert_with_key` and given back).
+            Some(b) if retire => {
+                b.insert(i as u32);
+            }
+            Some(b) => {
                 b.remove(i as u32);
             }
-            Some(_) => {}
             None => {
                 let mut b = self.alive.clone();
                 b.insert(i as u32);
@@ -664,10 +966,37 @@ impl<T, K: Key> Pool<T, K> {
         }
     }
 
+    /// Takes out and drops every item in slots `from..`, in slot order. If an item's `Drop`
+    /// panics, the rest are still taken out and dropped while the panic unwinds (as `Vec`'s
+    /// drop does; a second panicking `Drop` aborts, as there), so either way the pool ends
+    /// valid with no item from `from` on and none is leaked.
+    fn drop_from(&mut self, from: u32) {
+        /// Finishes the loop from `from` when a `Drop` unwinds out of it.
+        struct Rest<'a, T, K: Key> {
+            pool: &'a mut Pool<T, K>,
+            from: u32,
+        }
+        impl<T, K: Key> Drop for Rest<'_, T, K> {
+            fn drop(&mut self) {
+                self.pool.drop_from(self.from);
+            }
+        }
+        let mut from = from;
+        while let Some(i) = self.alive.next_one(from) {
+            // Slot indices are below `K::MAX_SLOTS <= u32::MAX`, so this does not overflow.
+            from = i + 1;
+            let item = self.take(i as usize);
+            let rest = Rest { pool: self, from };
+            drop(item);
+            core::mem::forget(rest);
+        }
+    }
+
     /// Keeps the items for which `f` returns `true` and removes the others; nothing moves.
     /// O(slots / 64 + len).
     ///
-    /// If `f` panics, the items not yet visited stay and the pool remains valid.
+    /// If `f` or the `Drop` of a removed item panics, the items not yet visited stay and the
+    /// pool remains valid (as with `Vec::retain`).
     ///
     /// ```
     /// let mut pool = dod::Pool::new();
@@ -681,13 +1010,14 @@ impl<T, K: Key> Pool<T, K> {
         let mut from = 0;
         while let Some(i) = self.alive.next_one(from) {
             from = i + 1;
-            let i = i as usize;
-            let tag = self.slots[i].tag;
-            let key = self.key_for(i, slot_generation(tag & GEN_MASK));
-            // SAFETY: `i` is alive, so slot `i` is occupied and initialised (invariant 1).
-            let keep = f(key, unsafe { self.slots[i].value.assume_init_mut() });
+            let entry = &mut self.slots[i as usize];
+            let key = entry.tag().key(i);
+            let keep = match entry.get_mut() {
+                Some(v) => f(key, v),
+                None => true,
+            };
             if !keep {
-                drop(self.take(i));
+                drop(self.take(i as usize));
             }
         }
     }
@@ -708,8 +1038,11 @@ impl<T, K: Key> Pool<T, K> {
         Drain::new(self)
     }
 
-    /// Removes every item; every key goes stale. The slots stay (with their generations).
-    /// O(slots / 64 + len).
+    /// Removes every item, in slot order; every key goes stale. The slots stay (with their
+    /// generations) and become holes. O(slots / 64 + len).
+    ///
+    /// If an item's `Drop` panics, the others are still dropped and the pool is left empty
+    /// before the panic goes on, as with `Vec::clear`.
     ///
     /// ```
     /// let mut pool = dod::Pool::new();
@@ -719,9 +1052,7 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool.get(h), None);
     /// ```
     pub fn clear(&mut self) {
-        while let Some(i) = self.alive.first_one() {
-            drop(self.take(i as usize));
-        }
+        self.drop_from(0);
     }
 
     /// An iterator over `(key, &item)` in slot order, walking the alive flags.
@@ -816,7 +1147,8 @@ impl<T, K: Key> Pool<T, K> {
         ValuesMut::new(self)
     }
 
-    /// Checks every invariant; for tests.
+    /// Checks every invariant of the module header, panicking on the first that fails; for
+    /// tests and fuzzing. O(slots).
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
         self.alive.assert_invariants();
@@ -826,40 +1158,64 @@ impl<T, K: Key> Pool<T, K> {
             "flags cover the slots"
         );
         assert_eq!(self.alive.count(), self.len, "len");
+        assert!(
+            self.slots.len() as u64 <= u64::from(K::MAX_SLOTS),
+            "more slots than the key type addresses"
+        );
         let mut retired = BitSet::with_universe(self.slots.len());
-        for (i, s) in self.slots.iter().enumerate() {
+        let mut reusable = 0usize;
+        for (i, e) in self.slots.iter().enumerate() {
+            let tag = e.tag();
             assert_eq!(
                 self.alive.contains(i as u32),
-                s.is_occupied(),
+                e.is_occupied(),
                 "flag of slot {i}"
             );
-            if s.is_occupied() {
-                assert_ne!(s.tag & GEN_MASK, 0, "generation of slot {i}");
-                assert_eq!(s.tag >> 16, u32::from(self.type_id), "type id of slot {i}");
-            } else if s.tag == VACANT {
+            assert_eq!(tag.type_id(), self.type_id, "type id of slot {i}");
+            if e.is_occupied() {
+                assert_ne!(tag.generation(), 0, "generation of slot {i}");
+            } else if tag.is_retired() {
                 retired.insert(i as u32);
             } else {
-                assert_eq!(s.tag >> 16, VACANT >> 16, "vacant tag of slot {i}");
+                reusable += 1;
             }
         }
-        match &self.blocked {
-            None => {
-                assert!(retired.is_empty(), "retired slots without a blocked set");
-                if let Some(hole) = self.alive.first_zero() {
-                    assert!(self.first_hole <= hole as usize, "a hole below first_hole");
-                }
-            }
-            Some(b) => {
-                b.assert_invariants();
-                if let Some(hole) = b.first_zero() {
-                    assert!(self.first_hole <= hole as usize, "a hole below first_hole");
-                }
+        match self.reuse {
+            Reuse::Fifo => {
+                assert!(self.blocked.is_none(), "no blocked set under Fifo");
+                self.free
+                    .assert_invariants(self.slots.as_slice(), self.slots.len(), |i| {
+                        let t = self.slots[i as usize].tag();
+                        t.is_vacant() && !t.is_retired()
+                    });
                 assert_eq!(
-                    *b,
-                    self.alive.or(&retired).to_bitset(),
-                    "blocked = alive | retired"
+                    self.free.len() as usize,
+                    reusable,
+                    "every reusable hole is linked"
                 );
-                assert_eq!(b.universe(), self.slots.len());
+            }
+            Reuse::LowestFirst => {
+                assert_eq!(self.free.len(), 0, "no freelist under LowestFirst");
+                match &self.blocked {
+                    None => {
+                        assert!(retired.is_empty(), "retired slots without a blocked set");
+                        if let Some(hole) = self.alive.first_zero() {
+                            assert!(self.first_hole <= hole as usize, "a hole below first_hole");
+                        }
+                    }
+                    Some(b) => {
+                        b.assert_invariants();
+                        if let Some(hole) = b.first_zero() {
+                            assert!(self.first_hole <= hole as usize, "a hole below first_hole");
+                        }
+                        assert_eq!(
+                            *b,
+                            self.alive.or(&retired).to_bitset(),
+                            "blocked = alive | retired"
+                        );
+                        assert_eq!(b.universe(), self.slots.len());
+                    }
+                }
             }
         }
     }
@@ -869,87 +1225,39 @@ impl<T, K: Key> Pool<T, K> {
     #[inline(never)]
     #[track_caller]
     fn invalid_key(&self, key: K) -> ! {
-        let i = key.index();
-        match self.slots.get(i as usize) {
-            None => panic!(
-                "key {key:?} is out of range: this pool has {} slots (a key of another pool, or forged)",
-                self.slots.len()
-            ),
-            Some(_) if key.type_id() != self.type_id => panic!(
-                "key {key:?} has type id {}, but this pool's is {} (a key of another pool)",
-                key.type_id(),
-                self.type_id
-            ),
-            Some(s) if s.tag == VACANT => {
-                panic!("stale key {key:?}: slot {i} is retired (its generations ran out)")
-            }
-            Some(s) => panic!(
-                "stale key {key:?}: slot {i} is {} at generation {}",
-                if s.is_occupied() { "occupied" } else { "vacant" },
-                if s.is_occupied() {
-                    s.tag & GEN_MASK
-                } else {
-                    (s.tag & GEN_MASK) - 1
-                }
-            ),
+        Unresolved {
+            container: "Pool",
+            type_id: self.type_id,
+            slot_count: self.slots.len(),
+            slot: self.slots.get(key.index() as usize).map(Entry::tag),
+            first_generation: 1,
         }
-    }
-}
-
-/// The generation of an occupied slot's tag (never 0 by invariant 2).
-#[inline]
-fn slot_generation(bits: u32) -> NonZeroU16 {
-    NonZeroU16::new(bits as u16).expect("an occupied slot has a non-zero generation")
-}
-
-#[cold]
-#[track_caller]
-fn capacity_panic<K: Key>() -> ! {
-    panic!(
-        "Pool is full: the key type addresses at most {} slots, all in use or retired",
-        K::MAX_SLOTS
-    )
-}
-
-impl<T, K: Key> Drop for Pool<T, K> {
-    fn drop(&mut self) {
-        if core::mem::needs_drop::<T>() {
-            for i in self.alive.iter() {
-                // SAFETY: alive slots are initialised (invariant 1), and each is dropped once:
-                // the pool is going away and nothing reads the slots after this.
-                unsafe { self.slots[i as usize].value.assume_init_drop() };
-            }
-        }
+        .panic(key)
     }
 }
 
 impl<T: Clone, K: Key> Clone for Pool<T, K> {
+    /// A deep copy with the same keys, holes, generations and reuse order. If an item's
+    /// `clone` panics, the clones made so far are dropped. O(slots).
+    ///
+    /// ```
+    /// let mut a = dod::Pool::new();
+    /// let h = a.insert(String::from("x"));
+    /// let b = a.clone();
+    /// assert_eq!(b[h], "x");
+    /// ```
     fn clone(&self) -> Self {
-        // Built slot by slot, marking an item alive only once it is written, so that a
-        // panicking `clone` leaves a pool that drops exactly the clones made so far.
-        let mut out = Pool {
-            slots: Vec::with_capacity(self.slots.len()),
-            alive: BitSet::with_universe(self.slots.len()),
+        Pool {
+            slots: self.slots.clone(),
+            alive: self.alive.clone(),
+            len: self.len,
+            reuse: self.reuse,
+            free: self.free.clone(),
             blocked: self.blocked.clone(),
-            len: 0,
             first_hole: self.first_hole,
             type_id: self.type_id,
             _key: PhantomData,
-        };
-        for (i, s) in self.slots.iter().enumerate() {
-            let value = if s.is_occupied() {
-                // SAFETY: an occupied slot is initialised (invariant 1).
-                MaybeUninit::new(unsafe { s.value.assume_init_ref() }.clone())
-            } else {
-                MaybeUninit::uninit()
-            };
-            out.slots.push(Slot { tag: s.tag, value });
-            if s.is_occupied() {
-                out.alive.insert(i as u32);
-                out.len += 1;
-            }
         }
-        out
     }
 }
 
@@ -1007,8 +1315,10 @@ impl<T, K: Key> IndexMut<K> for Pool<T, K> {
     #[track_caller]
     fn index_mut(&mut self, key: K) -> &mut T {
         match self.slot_of(key) {
-            // SAFETY: `slot_of` found the slot occupied (invariant 1: initialised).
-            Some(i) => unsafe { self.slots[i].value.assume_init_mut() },
+            Some(i) => match self.slots[i].get_mut() {
+                Some(v) => v,
+                None => unreachable!("slot_of found the slot occupied"),
+            },
             None => self.invalid_key(key),
         }
     }
@@ -1045,27 +1355,112 @@ mod tests {
     use super::*;
     use crate::Handle32;
     use alloc::string::String;
+    use alloc::vec;
 
     #[test]
+    #[cfg_attr(miri, ignore = "65 535 rounds; exercised natively")]
     fn generations_retire_the_slot() {
-        let mut p: Pool<u32, Handle32> = Pool::with_key();
-        let mut last = p.insert(0);
-        for g in 1..=65_534u32 {
+        for reuse in [Reuse::Fifo, Reuse::LowestFirst] {
+            let mut p: Pool<u32, Handle32> = Pool::with_key().with_reuse(reuse);
+            let mut last = p.insert(0);
+            for g in 1..=65_534u32 {
+                p.remove(last);
+                last = p.insert(g);
+                assert_eq!(last.index(), 0);
+            }
+            assert_eq!(last.generation(), u16::MAX);
             p.remove(last);
-            last = p.insert(g);
-            assert_eq!(last.index(), 0);
+            p.assert_invariants();
+            let next = p.insert(7);
+            assert_eq!(next.index(), 1, "slot 0 is retired");
+            assert_eq!(p.get(last), None);
+            assert_eq!(p.get(Handle32::new(0, 1).unwrap()), None);
+            p.remove(next);
+            let again = p.insert(8);
+            assert_eq!(again.index(), 1);
+            p.assert_invariants();
+            // A retired slot stays out through a switch of policy.
+            p.set_reuse(match reuse {
+                Reuse::Fifo => Reuse::LowestFirst,
+                Reuse::LowestFirst => Reuse::Fifo,
+            });
+            p.assert_invariants();
+            p.remove(again);
+            assert_eq!(p.insert(9).index(), 1);
+            p.assert_invariants();
         }
-        assert_eq!(last.generation(), u16::MAX);
-        p.remove(last);
+    }
+
+    #[test]
+    fn fifo_reuses_the_oldest_hole() {
+        let mut p = Pool::new();
+        let hs: Vec<Handle> = (0..4).map(|i| p.insert(i)).collect();
+        p.remove(hs[2]);
+        p.remove(hs[0]);
+        p.remove(hs[3]);
+        let got: Vec<u32> = (0..3).map(|i| p.insert(i).index()).collect();
+        assert_eq!(got, [2, 0, 3]);
         p.assert_invariants();
-        let next = p.insert(7);
-        assert_eq!(next.index(), 1, "slot 0 is retired");
-        assert_eq!(p.get(last), None);
-        assert_eq!(p.get(Handle32::new(0, 1).unwrap()), None);
-        p.remove(next);
-        let again = p.insert(8);
-        assert_eq!(again.index(), 1);
+    }
+
+    #[test]
+    fn min_free_holds_holes_back() {
+        let mut p = Pool::new().with_min_free(3);
+        let mut seen = vec![];
+        for i in 0..20 {
+            let h = p.insert(i);
+            seen.push(h.index());
+            p.remove(h);
+            p.assert_invariants();
+        }
+        // A slot comes back only after three others have been vacated since.
+        for w in seen.windows(4) {
+            assert!(!w[1..].contains(&w[0]), "{seen:?}");
+        }
+        assert_eq!(p.slot_count(), 4);
+    }
+
+    #[test]
+    fn switching_policy_rebuilds_the_holes() {
+        let mut p = Pool::new();
+        let hs: Vec<Handle> = (0..6).map(|i| p.insert(i)).collect();
+        for i in [4, 1, 3] {
+            p.remove(hs[i]);
+        }
+        p.set_reuse(Reuse::LowestFirst);
         p.assert_invariants();
+        assert_eq!(p.insert(10).index(), 1);
+        p.set_reuse(Reuse::Fifo);
+        p.assert_invariants();
+        // The holes left are queued in slot order.
+        assert_eq!(p.insert(11).index(), 3);
+        assert_eq!(p.insert(12).index(), 4);
+        assert_eq!(p.insert(13).index(), 6);
+        p.assert_invariants();
+    }
+
+    #[test]
+    fn insert_with_key_gives_the_slot_back_on_panic() {
+        for reuse in [Reuse::Fifo, Reuse::LowestFirst] {
+            let mut p = Pool::<String>::new().with_reuse(reuse);
+            let a = p.insert(String::from("a"));
+            let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+                p.insert_with_key(|_| panic!("boom"));
+            }));
+            assert!(r.is_err());
+            p.assert_invariants();
+            assert_eq!(p.len(), 1);
+            let b = p.insert_with_key(|k| alloc::format!("{k:?}"));
+            assert_eq!(b.index(), 1);
+            assert_eq!(
+                b.generation(),
+                2,
+                "the aborted slot's generation was used up"
+            );
+            assert_eq!(p[b], alloc::format!("{b:?}"));
+            assert_eq!(p[a], "a");
+            p.assert_invariants();
+        }
     }
 
     #[test]
@@ -1078,11 +1473,10 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "another pool")]
+    #[should_panic(expected = "a key of another Pool")]
     fn index_panics_on_other_type_id() {
         let mut a = Pool::new().with_type_id(1);
-        let b: Pool<i32> = Pool::new().with_type_id(2);
-        let mut b = b;
+        let mut b: Pool<i32> = Pool::new().with_type_id(2);
         b.insert(0);
         let h = a.insert(1);
         let _ = b[h];
@@ -1107,9 +1501,14 @@ mod tests {
         let a = p.insert(String::from("a"));
         let b = p.insert(String::from("b"));
         p.remove(a);
-        let q = p.clone();
+        let mut q = p.clone();
         q.assert_invariants();
         assert_eq!(q.get(b).map(String::as_str), Some("b"));
         assert_eq!(q.get(a), None);
+        assert_eq!(
+            q.insert(String::new()),
+            p.insert(String::new()),
+            "same next key"
+        );
     }
 }

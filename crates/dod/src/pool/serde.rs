@@ -1,34 +1,41 @@
-//! `serde` for [`Pool`]:
-//! `{ "type_id": u16, "generations": [u16, ...], "items": [[index, item], ...] }`.
+//! `serde` for [`Pool`]: a pool is saved with its slots, generations, reuse policy and
+//! freelist order, so that after a round trip every key still names its item at the same
+//! index, every stale key is still stale, and the next insertions return the same keys they
+//! would have returned (deterministic replays).
 //!
-//! Every slot is saved with its generation, holes and retired slots included, so that after a
-//! round trip every key still names its item at the same index, and every stale key is still
-//! stale. An occupied slot stores the generation of its item; a hole stores the generation its
-//! next item will get, or 0 when the slot is retired. Items are listed with their slot index,
-//! in slot order, so an item whose own form is `null` (a `()`, a `None`) is never mistaken for
-//! a hole. Reading checks the type id, the slot count, the indices and the generations
-//! against the key type, so untrusted input gives an error, never a broken pool.
+//! The format is a struct of: `type_id`, `reuse` (`"Fifo"` or `"LowestFirst"`), `min_free`,
+//! `slots` (each slot's tag, as [`crate::slot`] lays it out: `generation | type_id << 16`,
+//! plus `1 << 31` when vacant; a vacant slot keeps the generation of its last item),
+//! `free` (under `Fifo`, the holes in freelist order; empty under `LowestFirst`) and `items`
+//! (`[index, item]` pairs in slot order, so an item whose own form is `null`, such as `()` or
+//! `None`, is never mistaken for a hole). Loading checks every field against the invariants
+//! and reports the first violation as an error: untrusted input never panics and never
+//! builds a broken pool.
 
 use alloc::vec::Vec;
 use core::marker::PhantomData;
-use core::mem::MaybeUninit;
-use serde::de::{Deserialize, Deserializer, Error};
-use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 
-use super::{Pool, Slot, GEN_MASK, VACANT};
+use serde::de::{self, Deserialize, Deserializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+use super::{Entry, Pool, Reuse};
 use crate::bits::BitSet;
 use crate::key::Key;
+use crate::slot::{self, FreeList, Tag};
 
-struct Generations<'a, T, K: Key>(&'a Pool<T, K>);
+struct Tags<'a, T>(&'a [Entry<T>]);
 
-impl<T, K: Key> Serialize for Generations<'_, T, K> {
+impl<T> Serialize for Tags<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let slots = &self.0.slots;
-        let mut seq = s.serialize_seq(Some(slots.len()))?;
-        for slot in slots {
-            seq.serialize_element(&((slot.tag & GEN_MASK) as u16))?;
-        }
-        seq.end()
+        s.collect_seq(self.0.iter().map(|e| e.tag().to_bits()))
+    }
+}
+
+struct Free<'a, T>(&'a FreeList, &'a [Entry<T>]);
+
+impl<T> Serialize for Free<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter(self.1))
     }
 }
 
@@ -37,21 +44,18 @@ struct Items<'a, T, K: Key>(&'a Pool<T, K>);
 impl<T: Serialize, K: Key> Serialize for Items<'_, T, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let pool = self.0;
-        let mut seq = s.serialize_seq(Some(pool.len))?;
-        for i in pool.alive.iter() {
-            if let Some(v) = pool.get_at(i) {
-                seq.serialize_element(&(i, v))?;
-            }
-        }
-        seq.end()
+        s.collect_seq(pool.alive.iter().filter_map(|i| Some((i, pool.get_at(i)?))))
     }
 }
 
 impl<T: Serialize, K: Key> Serialize for Pool<T, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Pool", 3)?;
+        let mut st = s.serialize_struct("Pool", 6)?;
         st.serialize_field("type_id", &self.type_id)?;
-        st.serialize_field("generations", &Generations(self))?;
+        st.serialize_field("reuse", &self.reuse)?;
+        st.serialize_field("min_free", &self.free.min_free())?;
+        st.serialize_field("slots", &Tags(&self.slots))?;
+        st.serialize_field("free", &Free(&self.free, &self.slots))?;
         st.serialize_field("items", &Items(self))?;
         st.end()
     }
@@ -59,83 +63,114 @@ impl<T: Serialize, K: Key> Serialize for Pool<T, K> {
 
 #[derive(serde::Deserialize)]
 #[serde(rename = "Pool", deny_unknown_fields)]
-struct Raw<T> {
+struct Repr<T> {
     type_id: u16,
-    generations: Vec<u16>,
+    reuse: Reuse,
+    min_free: u32,
+    slots: Vec<u32>,
+    free: Vec<u32>,
     items: Vec<(u32, T)>,
 }
 
 impl<'de, T: Deserialize<'de>, K: Key> Deserialize<'de> for Pool<T, K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let raw = Raw::<T>::deserialize(d)?;
-        if raw.type_id > K::MAX_TYPE_ID {
-            return Err(D::Error::custom(format_args!(
-                "Pool type id {} does not fit the key type (largest: {})",
-                raw.type_id,
-                K::MAX_TYPE_ID
-            )));
+        let repr = Repr::<T>::deserialize(d)?;
+        Pool::from_repr(repr).map_err(de::Error::custom)
+    }
+}
+
+impl<T, K: Key> Pool<T, K> {
+    fn from_repr(r: Repr<T>) -> Result<Self, &'static str> {
+        if r.type_id > slot::max_type_id::<K>() {
+            return Err("type id does not fit the key type");
         }
-        let n = raw.generations.len();
-        if n > K::MAX_SLOTS as usize {
-            return Err(D::Error::custom(format_args!(
-                "Pool has {n} slots, more than the key type addresses ({})",
-                K::MAX_SLOTS
-            )));
+        let n = r.slots.len();
+        if n as u64 > u64::from(K::MAX_SLOTS) {
+            return Err("more slots than the key type can address");
         }
-        // Check every index before any item is placed, so an error drops the items normally.
+        let mut tags = Vec::with_capacity(n);
+        for &bits in &r.slots {
+            let tag = Tag::from_bits(bits);
+            if tag.type_id() != r.type_id {
+                return Err("slot tag with another type id");
+            }
+            if !tag.is_vacant() && tag.generation() == 0 {
+                return Err("occupied slot at generation 0");
+            }
+            tags.push(tag);
+        }
+        // Check the items against the tags before any is placed: an error drops them with
+        // `r.items`.
         let mut next = 0usize;
-        for &(i, _) in &raw.items {
+        for &(i, _) in &r.items {
             let i = i as usize;
             if i < next || i >= n {
-                return Err(D::Error::custom(format_args!(
-                    "Pool item at slot {i}: indices must increase and be below the slot \
-                     count {n}"
-                )));
+                return Err("item indices must increase and be below the slot count");
             }
-            if raw.generations[i] == 0 {
-                return Err(D::Error::custom(format_args!(
-                    "Pool slot {i} holds an item at generation 0"
-                )));
+            if tags[i].is_vacant() {
+                return Err("item names a vacant slot");
             }
             next = i + 1;
+        }
+        let occupied = tags.iter().filter(|t| !t.is_vacant()).count();
+        if occupied != r.items.len() {
+            return Err("occupied slot without an item");
         }
         let mut pool = Pool::<T, K> {
             slots: Vec::with_capacity(n),
             alive: BitSet::with_universe(n),
-            blocked: None,
             len: 0,
-            first_hole: 0,
-            type_id: raw.type_id,
+            reuse: Reuse::Fifo,
+            free: FreeList::new(),
+            blocked: None,
+            first_hole: usize::MAX,
+            type_id: r.type_id,
             _key: PhantomData,
         };
-        let mut retired = BitSet::new();
-        let mut items = raw.items.into_iter().peekable();
-        for (i, &generation) in raw.generations.iter().enumerate() {
-            let generation = u32::from(generation);
-            match items.next_if(|&(at, _)| at as usize == i) {
-                Some((_, v)) => {
-                    pool.slots.push(Slot {
-                        tag: generation | u32::from(raw.type_id) << 16,
-                        value: MaybeUninit::new(v),
-                    });
-                    pool.alive.insert(i as u32);
-                    pool.len += 1;
-                }
-                None => {
-                    if generation == 0 {
-                        retired.insert(i as u32);
-                    }
-                    pool.slots.push(Slot {
-                        tag: generation | VACANT,
-                        value: MaybeUninit::uninit(),
-                    });
-                }
+        let mut items = r.items.into_iter();
+        for (i, &tag) in tags.iter().enumerate() {
+            if tag.is_vacant() {
+                pool.slots.push(Entry::vacant(tag));
+            } else {
+                let (_, item) = items.next().ok_or("occupied slot without an item")?;
+                pool.slots.push(Entry::occupied(tag, item));
+                pool.alive.insert(i as u32);
+                pool.len += 1;
             }
         }
-        if !retired.is_empty() {
-            let mut blocked = pool.alive.clone();
-            blocked.or_with(&retired);
-            pool.blocked = Some(blocked);
+        pool.free.set_min_free(r.min_free);
+        match r.reuse {
+            Reuse::Fifo => {
+                for &i in &r.free {
+                    let tag = *tags
+                        .get(i as usize)
+                        .ok_or("freelist names a slot out of range")?;
+                    if !tag.is_vacant() || tag.is_retired() {
+                        return Err("freelist names an occupied or retired slot");
+                    }
+                    // A linked slot points at the next one, except the last, which is the
+                    // tail; a slot that is neither was not linked yet.
+                    if pool.slots[i as usize].next() != slot::NO_SLOT || i == pool.free.tail() {
+                        return Err("freelist names a slot twice");
+                    }
+                    pool.free.push_back(pool.slots.as_mut_slice(), i);
+                }
+                let reusable = tags
+                    .iter()
+                    .filter(|t| t.is_vacant() && !t.is_retired())
+                    .count();
+                if reusable != r.free.len() {
+                    return Err("hole missing from the freelist");
+                }
+            }
+            Reuse::LowestFirst => {
+                if !r.free.is_empty() {
+                    return Err("a freelist for a LowestFirst pool");
+                }
+                pool.reuse = Reuse::LowestFirst;
+                pool.first_hole = 0;
+                pool.blocked = pool.retired_or_alive();
+            }
         }
         Ok(pool)
     }
