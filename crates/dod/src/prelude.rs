@@ -14,5 +14,5 @@ pub use crate::bits::{BitSet, Bits};
 pub use crate::data::{DataComponent, DataKey, DataStore, DataView};
 pub use crate::handle_map::HandleMap;
 pub use crate::key::{Handle, Handle32, Key};
-pub use crate::pool::Pool;
+pub use crate::pool::{Pool, Reuse};
 pub use crate::sparse_set::{SparseKey, SparseSet};
