@@ -89,6 +89,34 @@ pub fn median(reps: usize, mut f: impl FnMut() -> Duration) -> Duration {
     v[v.len() / 2]
 }
 
+/// One contender's run of a workload: each call does its own set-up and returns the time of
+/// the work alone (see [`time`]).
+pub type Sampler<'a> = Box<dyn FnMut() -> Duration + 'a>;
+
+/// Times every sampler once per repetition, in turns, and returns each one's median. A first
+/// round warms caches and allocators and is not counted; each repetition starts one sampler
+/// later than the one before, so that drift on the machine falls on every contender alike.
+pub fn interleaved(reps: usize, samplers: &mut [Sampler<'_>]) -> Vec<Duration> {
+    let n = samplers.len();
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); n];
+    for round in 0..=reps.max(1) {
+        for k in 0..n {
+            let i = (round + k) % n;
+            let d = samplers[i]();
+            if round > 0 {
+                samples[i].push(d);
+            }
+        }
+    }
+    samples
+        .into_iter()
+        .map(|mut v| {
+            v.sort();
+            v[v.len() / 2]
+        })
+        .collect()
+}
+
 /// Times one call of `f`, keeping its result alive so the work is not optimised away.
 pub fn time<R>(f: impl FnOnce() -> R) -> (Duration, R) {
     let start = Instant::now();
@@ -294,6 +322,30 @@ mod tests {
         assert!(md.contains("**2.00** (1.00x)"), "{md}");
         assert!(md.contains("4.00 (2.00x)"), "{md}");
         assert!(md.contains(" — |"), "{md}");
+    }
+
+    #[test]
+    fn interleaved_rotates_and_takes_medians() {
+        use std::cell::RefCell;
+        let order = RefCell::new(Vec::new());
+        let mut samplers: Vec<Sampler<'_>> = (0..3u64)
+            .map(|i| {
+                let order = &order;
+                let mut calls = 0u64;
+                Box::new(move || {
+                    order.borrow_mut().push(i);
+                    calls += 1;
+                    Duration::from_nanos(10 * i + calls)
+                }) as Sampler<'_>
+            })
+            .collect();
+        let medians = interleaved(3, &mut samplers);
+        drop(samplers);
+        // Warm-up round, then rounds starting at 1, 2, 0.
+        assert_eq!(order.into_inner(), [0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2]);
+        // Counted calls 2, 3, 4: the median is the third call.
+        let want: Vec<Duration> = (0..3).map(|i| Duration::from_nanos(10 * i + 3)).collect();
+        assert_eq!(medians, want);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod handles;
 mod memory;
 mod pool;
 mod sparse;
+mod world;
 
 /// A named part of the report.
 pub struct Section {
@@ -57,4 +58,5 @@ pub const SECTIONS: &[Section] = &[
             "DataComponent and DataStore against a naive tree, serde_json, FxHashMap and flexbuffers",
         run: data::run,
     },
+    world::SECTION,
 ];
