@@ -240,6 +240,12 @@ impl Entities {
         (self.queue.len() - self.head).saturating_sub(self.min_free as usize)
     }
 
+    /// Whether entities were reserved since the last flush.
+    #[inline]
+    pub(crate) fn has_reserved(&mut self) -> bool {
+        *self.reserved.get_mut() != 0
+    }
+
     /// Makes every reserved entity alive, in reservation order; returns how many there were.
     pub(crate) fn flush(&mut self) -> usize {
         let n = core::mem::take(self.reserved.get_mut());

@@ -316,6 +316,14 @@ impl World {
     /// ```
     #[inline]
     pub fn flush(&mut self) {
+        if self.entities.has_reserved() || !self.hook_commands.is_empty() {
+            self.flush_slow();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn flush_slow(&mut self) {
         self.entities.flush();
         if !self.hook_commands.is_empty() {
             self.run_hooks();

@@ -2,10 +2,13 @@
 //! component mutably twice (or mutably and shared), and the runtime borrow flags of the shared
 //! form.
 
-use alloc::vec::Vec;
+use smallvec::SmallVec;
 
 use crate::storage::{Component, ComponentId};
 use crate::World;
+
+/// The accesses of one query, inline for any reasonable query (no allocation per run).
+pub(crate) type Accesses = SmallVec<[Access; 16]>;
 
 /// How a query uses a storage.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -39,7 +42,7 @@ impl Access {
         world: &World,
         kind: Kind,
         required: bool,
-        out: &mut Vec<Access>,
+        out: &mut Accesses,
     ) {
         if let Some(id) = world.components().id::<T>() {
             out.push(Access {
@@ -79,7 +82,7 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
 pub(crate) struct Held<'w> {
     world: &'w World,
     /// `(column, exclusive)`.
-    held: Vec<(ComponentId, bool)>,
+    held: SmallVec<[(ComponentId, bool); 16]>,
 }
 
 impl<'w> Held<'w> {
@@ -93,9 +96,9 @@ impl<'w> Held<'w> {
     pub(crate) fn acquire(world: &'w World, accesses: &[Access]) -> Self {
         let mut held = Held {
             world,
-            held: Vec::with_capacity(accesses.len()),
+            held: SmallVec::new(),
         };
-        let mut wanted: Vec<(ComponentId, &'static str, bool)> = Vec::new();
+        let mut wanted: SmallVec<[(ComponentId, &'static str, bool); 16]> = SmallVec::new();
         for a in accesses {
             let write = a.kind == Kind::Write;
             match wanted.iter_mut().find(|w| w.0 == a.id) {

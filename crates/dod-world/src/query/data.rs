@@ -6,12 +6,10 @@
 //! *fetches* by entity index: a sparse lookup, or, for the driver, the dense position the
 //! loop is at.
 
-use alloc::vec::Vec;
-
 use dod::sparse_set::SparseView;
 use dod::BitSet;
 
-use super::access::{Access, Kind};
+use super::access::{Access, Accesses, Kind};
 use crate::entity::{Entities, Entity};
 use crate::storage::{tag_mut, tag_ref, Component, ComponentId, Storage, Tick};
 use crate::World;
@@ -76,7 +74,7 @@ pub unsafe trait QueryData {
 
     /// Declares the storages read and written.
     #[doc(hidden)]
-    fn access(world: &World, out: &mut Vec<Access>);
+    fn access(world: &World, out: &mut Accesses);
 
     /// Prepares a run; `None` if no entity can match (a required type was never registered).
     ///
@@ -127,7 +125,7 @@ unsafe impl QueryData for Entity {
     type Item<'w> = Entity;
     type State<'w> = &'w Entities;
 
-    fn access(_: &World, _: &mut Vec<Access>) {}
+    fn access(_: &World, _: &mut Accesses) {}
 
     unsafe fn prepare<'w>(world: &'w World, _: RunTicks) -> Option<Self::State<'w>> {
         Some(world.entities())
@@ -198,12 +196,15 @@ impl<'w, P: Copy> Column<'w, P> {
     }
 
     /// The dense position of entity `index`, or `None` if it has no value here: the run's
-    /// position when this column is walked by position, else a lookup.
+    /// position when this column is walked by position; else that same position if this
+    /// storage holds `index` there too (entities that gain and lose components together keep
+    /// their storages aligned, and a dense read in order is far cheaper than a random lookup);
+    /// else a lookup.
     #[inline]
     fn position(&self, index: u32, pos: usize) -> Option<usize> {
         match self {
             Column::Set { sparse, driver, .. } => {
-                if *driver {
+                if *driver || sparse.indices().get(pos) == Some(&index) {
                     Some(pos)
                 } else {
                     sparse.get_index_of(index)
@@ -289,7 +290,7 @@ unsafe impl<T: Component> QueryData for &T {
     type Item<'w> = &'w T;
     type State<'w> = Column<'w, *const T>;
 
-    fn access(world: &World, out: &mut Vec<Access>) {
+    fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Read, true, out);
     }
 
@@ -340,7 +341,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Item<'w> = &'w mut T;
     type State<'w> = Column<'w, *mut T>;
 
-    fn access(world: &World, out: &mut Vec<Access>) {
+    fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Write, true, out);
     }
 
@@ -400,7 +401,7 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type Item<'w> = Option<Q::Item<'w>>;
     type State<'w> = Optional<Q::State<'w>>;
 
-    fn access(world: &World, out: &mut Vec<Access>) {
+    fn access(world: &World, out: &mut Accesses) {
         let from = out.len();
         Q::access(world, out);
         for a in &mut out[from..] {
@@ -456,7 +457,7 @@ macro_rules! tuple_data {
             type Item<'w> = ($($q::Item<'w>,)*);
             type State<'w> = ($($q::State<'w>,)*);
 
-            fn access(world: &World, out: &mut Vec<Access>) {
+            fn access(world: &World, out: &mut Accesses) {
                 $($q::access(world, out);)*
             }
 

@@ -1,13 +1,12 @@
 //! [`QueryFilter`]: conditions on components a query does not hand out: [`With`],
 //! [`Without`], and tuples of them.
 
-use alloc::vec::Vec;
 use core::marker::PhantomData;
 
 use dod::sparse_set::SparseView;
 use dod::BitSet;
 
-use super::access::{Access, Kind};
+use super::access::{Access, Accesses, Kind};
 use super::data::{offer, Candidate, Driver, RunTicks};
 use crate::storage::{Component, ComponentId, Storage, Tick};
 use crate::World;
@@ -90,7 +89,7 @@ pub unsafe trait QueryFilter {
 
     /// Declares the storages read (as filters: only their sparse side and stamps).
     #[doc(hidden)]
-    fn access(world: &World, out: &mut Vec<Access>);
+    fn access(world: &World, out: &mut Accesses);
 
     /// Prepares a run; `None` if no entity can match.
     #[doc(hidden)]
@@ -114,7 +113,7 @@ pub unsafe trait QueryFilter {
 unsafe impl<T: Component> QueryFilter for With<T> {
     type State<'w> = Presence<'w>;
 
-    fn access(world: &World, out: &mut Vec<Access>) {
+    fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Filter, true, out);
     }
 
@@ -149,7 +148,7 @@ unsafe impl<T: Component> QueryFilter for With<T> {
 unsafe impl<T: Component> QueryFilter for Without<T> {
     type State<'w> = Option<Presence<'w>>;
 
-    fn access(world: &World, out: &mut Vec<Access>) {
+    fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Filter, false, out);
     }
 
@@ -221,7 +220,7 @@ pub struct Stamps<'w> {
 impl Stamps<'_> {
     #[inline]
     fn newer(&self, index: u32, pos: usize) -> bool {
-        let p = if self.driver {
+        let p = if self.driver || self.sparse.indices().get(pos) == Some(&index) {
             pos
         } else {
             match self.sparse.get_index_of(index) {
@@ -271,7 +270,7 @@ macro_rules! change_filter {
         unsafe impl<T: Component> QueryFilter for $name<T> {
             type State<'w> = Stamps<'w>;
 
-            fn access(world: &World, out: &mut Vec<Access>) {
+            fn access(world: &World, out: &mut Accesses) {
                 Access::push::<T>(world, Kind::Filter, true, out);
             }
 
@@ -309,7 +308,7 @@ macro_rules! tuple_filter {
         unsafe impl<$($f: QueryFilter),*> QueryFilter for ($($f,)*) {
             type State<'w> = ($($f::State<'w>,)*);
 
-            fn access(world: &World, out: &mut Vec<Access>) {
+            fn access(world: &World, out: &mut Accesses) {
                 $($f::access(world, out);)*
             }
 

@@ -21,14 +21,14 @@ mod filter;
 mod slices;
 mod state;
 
-use alloc::vec::Vec;
 use core::marker::PhantomData;
 
 use dod::BitSet;
 
 use crate::entity::Entity;
 use crate::World;
-use access::{check_conflicts, Access, Held};
+use access::{check_conflicts, Accesses, Held};
+use smallvec::SmallVec;
 
 use crate::storage::{ComponentId, Tick};
 use data::{Driver, RunTicks};
@@ -129,7 +129,7 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     /// The flags held, once a run has taken them (released on drop).
     held: Option<Held<'w>>,
     /// The components every visited entity has, once the accesses are checked.
-    required: Option<Vec<ComponentId>>,
+    required: Option<SmallVec<[ComponentId; 16]>>,
     /// The tick the query's state last ran at, updated by every run (change filters).
     last_run: Option<&'w mut Tick>,
     _types: Types<Q, F>,
@@ -211,14 +211,14 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         if self.required.is_some() {
             return;
         }
-        let mut accesses: Vec<Access> = Vec::new();
+        let mut accesses = Accesses::new();
         Q::access(self.world, &mut accesses);
         F::access(self.world, &mut accesses);
         check_conflicts(&accesses);
         if self.checked {
             self.held = Some(Held::acquire(self.world, &accesses));
         }
-        let mut required: Vec<ComponentId> = accesses
+        let mut required: SmallVec<[ComponentId; 16]> = accesses
             .iter()
             .filter(|a| a.required)
             .map(|a| a.id)

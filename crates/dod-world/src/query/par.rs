@@ -44,7 +44,8 @@ impl<Q: QueryData, F: QueryFilter> Shared<'_, '_, Q, F> {
 
 impl<Q: QueryData, F: QueryFilter> Query<'_, Q, F> {
     /// Calls `f` with the item of every matching entity, the driver's entities split over
-    /// rayon's threads (pieces of at least 1 024). O(smallest storage × components / threads).
+    /// rayon's threads (rayon splits adaptively, so a few heavy items spread as well as many
+    /// light ones). O(smallest storage × components / threads).
     ///
     /// # Panics
     ///
@@ -67,7 +68,6 @@ impl<Q: QueryData, F: QueryFilter> Query<'_, Q, F> {
             Some(Driver::Dense(indices)) => indices
                 .par_iter()
                 .enumerate()
-                .with_min_len(1024)
                 .for_each(|(pos, &index)| shared.visit(index, pos, &f)),
             Some(Driver::Bits(bits)) => bits
                 .par_iter()
@@ -76,7 +76,6 @@ impl<Q: QueryData, F: QueryFilter> Query<'_, Q, F> {
                 let es = world.entities();
                 (0..es.slot_count() as u32)
                     .into_par_iter()
-                    .with_min_len(1024)
                     .filter(|&i| es.is_occupied(i))
                     .for_each(|index| shared.visit(index, usize::MAX, &f));
             }
