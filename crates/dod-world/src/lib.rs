@@ -73,6 +73,7 @@ pub mod query;
 #[cfg(feature = "serde")]
 mod serde;
 mod storage;
+mod view;
 mod world;
 
 pub use bundle::Bundle;
@@ -85,4 +86,5 @@ pub use query::{
     SliceData, With, Without,
 };
 pub use storage::{Component, ComponentId, Tick};
+pub use view::ViewMut;
 pub use world::{EntityMut, EntityRef, Shared, SpawnBatch, World, WorldBuilder, DEFAULT_MIN_FREE};

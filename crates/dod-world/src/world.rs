@@ -356,6 +356,15 @@ impl World {
         self.in_hooks = false;
     }
 
+    /// The parts a [`ViewMut`](crate::ViewMut) borrows.
+    pub(crate) fn view_parts(&mut self) -> (&Entities, &mut Components, &mut Commands) {
+        (
+            &self.entities,
+            &mut self.components,
+            &mut self.hook_commands,
+        )
+    }
+
     /// A context for a structural change: the present tick and the hook buffer.
     #[inline]
     fn ctx_parts(&mut self) -> (&mut Entities, &mut Components, Ctx<'_>) {

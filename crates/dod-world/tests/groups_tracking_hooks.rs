@@ -57,7 +57,7 @@ fn group_prefixes_hold_exactly_their_members_through_random_changes() {
     let mut alive: Vec<Entity> = Vec::new();
     let steps = if cfg!(miri) { 150 } else { 4000 };
     for _ in 0..steps {
-        match rng.below(7) {
+        match rng.below(8) {
             0 | 1 => {
                 let e = match rng.below(4) {
                     0 => world.spawn((Pos(0.0), Vel(1.0))),
@@ -86,6 +86,16 @@ fn group_prefixes_hold_exactly_their_members_through_random_changes() {
                     0 => drop(world.remove::<Pos>(e)),
                     1 => drop(world.remove::<Vel>(e)),
                     _ => drop(world.remove::<Frozen>(e)),
+                }
+            }
+            6 if !alive.is_empty() => {
+                // The same changes through a view of one type.
+                let e = alive[rng.below(alive.len() as u64) as usize];
+                let mut vel = world.view_mut::<Vel>();
+                if rng.below(2) == 0 {
+                    vel.insert(e, Vel(4.0)).unwrap();
+                } else {
+                    vel.remove(e);
                 }
             }
             5 => {

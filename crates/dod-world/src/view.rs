@@ -1,0 +1,217 @@
+//! [`ViewMut`]: one component type's storage, borrowed once for many entities.
+
+use core::fmt;
+use core::marker::PhantomData;
+
+use crate::commands::Commands;
+use crate::entity::{Entities, Entity};
+use crate::storage::{Component, ComponentId, Components, Ctx, Storage, Tick};
+use crate::World;
+
+/// The storage of one component type, borrowed from the world once for many entities:
+/// inserting, removing and looking up `T` without finding the type's storage again each time
+/// (what shipyard's and specs' views do). Made by [`World::view_mut`].
+///
+/// Everything the world keeps in step is kept: liveness is checked per call, groups gain and
+/// lose members, tracked types are stamped and removals listed, hooks run (the commands they
+/// record are applied at the world's next change).
+///
+/// ```
+/// use dod_world::World;
+/// struct Shield(u32);
+/// let mut world = World::new();
+/// let es: Vec<_> = world.spawn_batch((0..100u32).map(|i| (i,))).collect();
+/// let mut shields = world.view_mut::<Shield>();
+/// for &e in &es {
+///     shields.insert(e, Shield(10)).unwrap();
+/// }
+/// assert_eq!(shields.len(), 100);
+/// for &e in &es[..50] {
+///     shields.remove(e);
+/// }
+/// drop(shields);
+/// assert_eq!(world.count::<Shield>(), 50);
+/// ```
+pub struct ViewMut<'w, T: Component> {
+    entities: &'w Entities,
+    components: &'w mut Components,
+    commands: &'w mut Commands,
+    id: ComponentId,
+    grouped: bool,
+    now: Tick,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl World {
+    /// The storage of `T`, borrowed for many calls: see [`ViewMut`]. Registers `T` on first
+    /// use.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// let mut names = world.view_mut::<&str>();
+    /// names.insert(e, "Gorm").unwrap();
+    /// assert_eq!(names.get(e), Some(&"Gorm"));
+    /// ```
+    pub fn view_mut<T: Component>(&mut self) -> ViewMut<'_, T> {
+        self.flush();
+        let now = self.change_tick();
+        let (entities, components, commands) = self.view_parts();
+        let id = components.register::<T>();
+        let grouped = components.columns[id.index()].group.is_some();
+        ViewMut {
+            entities,
+            components,
+            commands,
+            id,
+            grouped,
+            now,
+            _type: PhantomData,
+        }
+    }
+}
+
+impl<T: Component> ViewMut<'_, T> {
+    #[inline]
+    fn storage(&mut self) -> (&mut Storage<T>, Ctx<'_>) {
+        (
+            self.components.columns[self.id.index()].storage_of_mut(),
+            Ctx {
+                now: self.now,
+                commands: self.commands,
+            },
+        )
+    }
+
+    /// Gives `e` its `T`, returning `true` if it had none (a value it had is replaced and
+    /// dropped, through the hooks). O(1); O(owned storages) when `T` is in a group.
+    ///
+    /// # Errors
+    ///
+    /// [`NoSuchEntity`](crate::NoSuchEntity) if `e` is not alive; the value is dropped.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// let mut v = world.view_mut::<u8>();
+    /// assert_eq!(v.insert(e, 1), Ok(true));
+    /// assert_eq!(v.insert(e, 2), Ok(false));
+    /// assert_eq!(v.get(e), Some(&2));
+    /// ```
+    #[inline]
+    pub fn insert(&mut self, e: Entity, value: T) -> Result<bool, crate::NoSuchEntity> {
+        if !self.entities.is_alive(e) {
+            return Err(crate::NoSuchEntity(e));
+        }
+        let (storage, mut ctx) = self.storage();
+        let new = storage.insert(e, value, &mut ctx);
+        if self.grouped && new {
+            self.components.enter_groups(e.index(), &[self.id]);
+        }
+        Ok(new)
+    }
+
+    /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1); O(owned
+    /// storages) when `T` is in a group.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((5u8,));
+    /// assert_eq!(world.view_mut::<u8>().remove(e), Some(5));
+    /// ```
+    #[inline]
+    pub fn remove(&mut self, e: Entity) -> Option<T> {
+        if !self.entities.is_alive(e) {
+            return None;
+        }
+        if self.grouped {
+            self.components.leave_group_of(e.index(), self.id);
+        }
+        let (storage, mut ctx) = self.storage();
+        storage.remove(e, &mut ctx)
+    }
+
+    /// `e`'s `T`, or `None`. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((5u8,));
+    /// assert_eq!(world.view_mut::<u8>().get(e), Some(&5));
+    /// ```
+    #[inline]
+    pub fn get(&self, e: Entity) -> Option<&T> {
+        if !self.entities.is_alive(e) {
+            return None;
+        }
+        self.components.columns[self.id.index()]
+            .storage::<T>()
+            .get(e.index())
+    }
+
+    /// `e`'s `T`, mutably (stamped changed when tracked), or `None`. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((5u8,));
+    /// let mut v = world.view_mut::<u8>();
+    /// *v.get_mut(e).unwrap() += 1;
+    /// assert_eq!(v.get(e), Some(&6));
+    /// ```
+    #[inline]
+    pub fn get_mut(&mut self, e: Entity) -> Option<&mut T> {
+        if !self.entities.is_alive(e) {
+            return None;
+        }
+        let now = self.now;
+        self.storage().0.get_mut(e.index(), now)
+    }
+
+    /// Whether `e` is alive and has a `T`. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((5u8,));
+    /// assert!(world.view_mut::<u8>().contains(e));
+    /// ```
+    #[inline]
+    pub fn contains(&self, e: Entity) -> bool {
+        self.entities.is_alive(e)
+            && self.components.columns[self.id.index()]
+                .storage::<T>()
+                .contains(e.index())
+    }
+
+    /// The number of entities with a `T`. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// world.spawn((5u8,));
+    /// assert_eq!(world.view_mut::<u8>().len(), 1);
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.components.columns[self.id.index()]
+            .storage::<T>()
+            .len()
+    }
+
+    /// Whether no entity has a `T`. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// assert!(world.view_mut::<u8>().is_empty());
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T: Component> fmt::Debug for ViewMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ViewMut")
+            .field("type", &core::any::type_name::<T>())
+            .field("len", &self.len())
+            .finish()
+    }
+}
