@@ -362,9 +362,7 @@ impl<'a, T, const PAGE: usize> VacantEntry<'a, T, PAGE> {
                 pos
             }
             None => {
-                if let Err(err) = set.insert_tagged::<false>(self.index, self.tag, value) {
-                    set.refused(self.index, self.tag, err)
-                }
+                set.insert_tagged(self.index, self.tag, value);
                 set.entities.len() - 1
             }
         };

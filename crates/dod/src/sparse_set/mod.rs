@@ -500,7 +500,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             }
         }
         // A vacant slot (0) wraps to `u32::MAX`, past any dense position: the dense arrays
-        // hold at most `MAX_DENSE` entries (see `insert_tagged`).
+        // hold at most `MAX_DENSE` entries (see `insert_slow`).
         Some((slot as u32).wrapping_sub(1) as usize)
     }
 
@@ -680,10 +680,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     #[inline]
     #[track_caller]
     pub fn insert<E: SparseKey>(&mut self, e: E, value: T) -> Option<T> {
-        match self.insert_tagged::<false>(e.sparse_index(), e.sparse_tag(), value) {
-            Ok(old) => old,
-            Err(err) => self.refused(e.sparse_index(), e.sparse_tag(), err),
-        }
+        self.insert_tagged(e.sparse_index(), e.sparse_tag(), value)
     }
 
     /// [`insert`](Self::insert) that refuses instead of panicking or aborting, and gives the
@@ -725,55 +722,140 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         e: E,
         value: T,
     ) -> Result<Option<T>, InsertError<T>> {
-        self.insert_tagged::<true>(e.sparse_index(), e.sparse_tag(), value)
+        self.try_insert_tagged(e.sparse_index(), e.sparse_tag(), value)
     }
 
-    /// The insertion behind `insert` (`TRY = false`: allocation failures abort, as `Vec`'s do)
-    /// and `try_insert` (`TRY = true`: they are errors). `tag` is the key's, `None` for a
-    /// plain index.
+    /// `insert` with the key's tag (`None` for a plain index).
     #[inline]
-    fn insert_tagged<const TRY: bool>(
+    #[track_caller]
+    fn insert_tagged(&mut self, index: u32, tag: Option<u32>, value: T) -> Option<T> {
+        match self.insert_hot(index, tag, value) {
+            Ok(old) => old,
+            Err(value) => self.insert_cold(index, tag, value),
+        }
+    }
+
+    /// `try_insert` with the key's tag (`None` for a plain index).
+    #[inline]
+    fn try_insert_tagged(
         &mut self,
         index: u32,
         tag: Option<u32>,
         value: T,
     ) -> Result<Option<T>, InsertError<T>> {
+        match self.insert_hot(index, tag, value) {
+            Ok(old) => Ok(old),
+            Err(value) => self.insert_slow::<true>(index, tag, value),
+        }
+    }
+
+    /// The two common insertions, inlined into the caller's loop: a new entity when the
+    /// dense arrays have room, and a present entity named by its own tag or by a plain
+    /// index. Every other case gives the value back for [`insert_slow`](Self::insert_slow)
+    /// (measured: a shared path that returned `Result<_, InsertError>` stayed a call, or
+    /// stored its result on every insertion).
+    #[inline(always)]
+    fn insert_hot(&mut self, index: u32, tag: Option<u32>, value: T) -> Result<Option<T>, T> {
         if index > self.max_index {
-            return Err(self.above_max(index, value));
+            return Err(value);
         }
         let Some(slot) = self.pages.slot_mut(index) else {
-            return self.insert_in_new_page::<TRY>(index, tag, value);
+            return Err(value);
         };
         let stored = *slot;
         if let Some(pos) = decode(stored) {
-            if let Some(t) = tag {
-                if slot_tag(stored) != t {
-                    if let Some(kind) = refusal(slot_tag(stored), t) {
-                        return Err(InsertError::new(kind, value));
-                    }
-                    *slot = encode(pos, t);
-                }
+            if tag.is_some_and(|t| t != slot_tag(stored)) {
+                return Err(value);
             }
             return Ok(Some(core::mem::replace(&mut self.values[pos], value)));
         }
-        let t = match tag {
-            None => 0,
-            Some(t) if is_malformed(t) => {
-                return Err(InsertError::new(InsertErrorKind::MalformedKey, value))
-            }
-            Some(t) => t,
-        };
         let pos = self.entities.len();
-        if pos >= MAX_DENSE {
-            return self.insert_after_compact::<TRY>(index, tag, value);
-        }
-        if pos == self.entities.capacity() || pos == self.values.capacity() {
-            return self.insert_after_grow::<TRY>(index, tag, value);
+        let t = tag.unwrap_or(0);
+        if is_malformed(t)
+            || pos >= MAX_DENSE
+            || pos == self.entities.capacity()
+            || pos == self.values.capacity()
+        {
+            return Err(value);
         }
         push_within_capacity(&mut self.entities, index);
         push_within_capacity(&mut self.values, value);
         *slot = encode(pos, t);
         Ok(None)
+    }
+
+    /// `insert`'s way out of [`insert_hot`](Self::insert_hot): the checked insertion, which
+    /// panics on a refusal.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn insert_cold(&mut self, index: u32, tag: Option<u32>, value: T) -> Option<T> {
+        match self.insert_slow::<false>(index, tag, value) {
+            Ok(old) => old,
+            Err(err) => self.refused(index, tag, err),
+        }
+    }
+
+    /// Every insertion [`insert_hot`](Self::insert_hot) leaves out: refuses an index above
+    /// `max_index` or a key the rules refuse (before allocating anything), replaces the entry
+    /// of a dead entity for a newer key, and otherwise makes room (a page, dense capacity, or
+    /// a compaction when tombstones fill the dense arrays) and inserts. With `TRY` an
+    /// allocation failure is an error; without, it aborts as `Vec`'s do.
+    #[cold]
+    #[inline(never)]
+    fn insert_slow<const TRY: bool>(
+        &mut self,
+        index: u32,
+        tag: Option<u32>,
+        mut value: T,
+    ) -> Result<Option<T>, InsertError<T>> {
+        use InsertErrorKind::{Full, MalformedKey, OutOfMemory};
+        if index > self.max_index {
+            return Err(self.above_max(index, value));
+        }
+        if tag.is_some_and(is_malformed) {
+            return Err(InsertError::new(MalformedKey, value));
+        }
+        loop {
+            let Some(slot) = self.pages.slot_mut(index) else {
+                if !TRY {
+                    self.pages.alloc_page(index);
+                } else if self.pages.try_alloc_page(index).is_err() {
+                    return Err(InsertError::new(OutOfMemory, value));
+                }
+                continue;
+            };
+            let stored = *slot;
+            if let Some(pos) = decode(stored) {
+                if let Some(t) = tag.filter(|&t| t != slot_tag(stored)) {
+                    if let Some(kind) = refusal(slot_tag(stored), t) {
+                        return Err(InsertError::new(kind, value));
+                    }
+                    *slot = encode(pos, t);
+                }
+                return Ok(Some(core::mem::replace(&mut self.values[pos], value)));
+            }
+            let len = self.entities.len();
+            if len >= MAX_DENSE {
+                // Only tombstones can make the dense arrays this long, short of `MAX_DENSE`
+                // live entities.
+                if self.pending == 0 {
+                    return Err(InsertError::new(Full, value));
+                }
+                self.compact();
+            } else if len == self.entities.capacity() || len == self.values.capacity() {
+                if !TRY {
+                    self.reserve(1);
+                } else if self.try_reserve(1).is_err() {
+                    return Err(InsertError::new(OutOfMemory, value));
+                }
+            }
+            // The page exists, the tag is well formed and the dense arrays have room now.
+            match self.insert_hot(index, tag, value) {
+                Ok(old) => return Ok(old),
+                Err(v) => value = v,
+            }
+        }
     }
 
     /// The error of an index above `max_index`.
@@ -784,67 +866,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         InsertError::new(InsertErrorKind::IndexAboveMax { index, max }, value)
     }
 
-    /// `insert_tagged` of a new entity when the dense arrays are full.
-    #[cold]
-    #[inline(never)]
-    fn insert_after_grow<const TRY: bool>(
-        &mut self,
-        index: u32,
-        tag: Option<u32>,
-        value: T,
-    ) -> Result<Option<T>, InsertError<T>> {
-        if TRY {
-            if self.try_reserve(1).is_err() {
-                return Err(InsertError::new(InsertErrorKind::OutOfMemory, value));
-            }
-        } else {
-            self.reserve(1);
-        }
-        self.insert_tagged::<TRY>(index, tag, value)
-    }
-
-    /// `insert_tagged` of an index whose page is not allocated yet: out of line, so that the
-    /// common path stays small enough to inline.
-    #[cold]
-    #[inline(never)]
-    fn insert_in_new_page<const TRY: bool>(
-        &mut self,
-        index: u32,
-        tag: Option<u32>,
-        value: T,
-    ) -> Result<Option<T>, InsertError<T>> {
-        if tag.is_some_and(is_malformed) {
-            // Refused before allocating the page it would go to.
-            return Err(InsertError::new(InsertErrorKind::MalformedKey, value));
-        }
-        if TRY {
-            if self.pages.try_alloc_page(index).is_err() {
-                return Err(InsertError::new(InsertErrorKind::OutOfMemory, value));
-            }
-        } else {
-            self.pages.alloc_page(index);
-        }
-        self.insert_tagged::<TRY>(index, tag, value)
-    }
-
-    /// `insert_tagged` of a new entity when the dense arrays hold `MAX_DENSE` entries: only
-    /// tombstones can make them that long, short of `u32::MAX - 1` live entities.
-    #[cold]
-    #[inline(never)]
-    fn insert_after_compact<const TRY: bool>(
-        &mut self,
-        index: u32,
-        tag: Option<u32>,
-        value: T,
-    ) -> Result<Option<T>, InsertError<T>> {
-        if self.pending == 0 {
-            return Err(InsertError::new(InsertErrorKind::Full, value));
-        }
-        self.compact();
-        self.insert_tagged::<TRY>(index, tag, value)
-    }
-
-    /// The panic of an `insert` that `insert_tagged` refused.
+    /// The panic of an `insert` that `insert_slow` refused.
     #[cold]
     #[inline(never)]
     #[track_caller]

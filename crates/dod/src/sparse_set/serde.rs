@@ -80,7 +80,7 @@ impl<'de, T: Deserialize<'de>, const PAGE: usize> Visitor<'de> for SetVisitor<'d
                 return Err(A::Error::custom(format_args!("entity {e} appears twice")));
             }
             let tag = (tag != 0).then_some(tag);
-            if let Err(err) = set.insert_tagged::<true>(e, tag, v) {
+            if let Err(err) = set.try_insert_tagged(e, tag, v) {
                 return Err(A::Error::custom(format_args!("entity {e}: {err}")));
             }
         }
