@@ -337,10 +337,10 @@ impl<A, B, const PA: usize, const PB: usize> core::fmt::Debug for JoinMut<'_, A,
     }
 }
 
-#[allow(unsafe_code)]
 impl<'a, A, B, const PA: usize, const PB: usize> Iterator for JoinMut<'a, A, B, PA, PB> {
     type Item = (u32, &'a mut A, &'a B);
 
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             JoinMutInner::DriveA {

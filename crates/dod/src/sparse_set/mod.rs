@@ -269,7 +269,7 @@ fn is_malformed(tag: u32) -> bool {
     tag & Tag::VACANT != 0
 }
 
-/// Component storage keyed by entity index: a paged sparse array of positions and generations
+/// Component storage keyed by entity index: a paged sparse array of positions and key tags
 /// in front of dense arrays of entities and values.
 ///
 /// `PAGE` is the number of sparse slots per page (a power of two); see the
