@@ -1,8 +1,11 @@
 //! Joins: the entities present in two or three sets, driven from the smallest and probing the
 //! others, so the cost is that of the smallest set.
-#![allow(unsafe_code)]
+//!
+//! Two entries of one index pair only if their tags agree, or if either has none (inserted by
+//! a plain `u32`): the driving set's tag is read (one more sparse read) only when the probed
+//! entry has a tag.
 
-use super::{decode, Pages, SparseSet, TOMBSTONE};
+use super::{decode, slot_tag, Pages, SparseSet, TOMBSTONE};
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -12,17 +15,25 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     /// The entities present in both `self` and `other`, as `(entity, &a, &b)`.
     ///
     /// The join walks the dense arrays of the smaller set in its order and probes the other
-    /// one (entities are matched by index); the items come in the smaller set's dense order
-    /// (`self`'s when the lengths are equal).
+    /// one; the items come in the smaller set's dense order (`self`'s when the lengths are
+    /// equal). Entries are matched by index, and pair only if their tags agree or either was
+    /// inserted by a plain `u32`: a dead entity's leftover in one set never meets a new
+    /// entity's entry in the other.
     ///
     /// O(min(len, other.len())).
     ///
     /// ```
-    /// use dod::SparseSet;
+    /// use dod::{Handle, SparseSet};
     /// let pos: SparseSet<f32> = [(1u32, 0.5), (2, 1.5), (3, 2.5)].into_iter().collect();
     /// let vel: SparseSet<f32> = [(3u32, -1.0), (1, 1.0)].into_iter().collect();
     /// let v: Vec<_> = pos.join(&vel).collect();
     /// assert_eq!(v, [(3, &2.5, &-1.0), (1, &0.5, &1.0)]);
+    ///
+    /// let key = |i, g| Handle::new(i, g, 0).unwrap();
+    /// let hp: SparseSet<u8> = [(key(1, 1), 10), (key(2, 1), 20)].into_iter().collect();
+    /// let names: SparseSet<&str> = [(key(1, 1), "a"), (key(2, 2), "b")].into_iter().collect();
+    /// // entity 2 of generation 1 died; its hit points do not meet generation 2's name
+    /// assert_eq!(hp.join(&names).collect::<Vec<_>>(), [(1, &10, &"a")]);
     /// ```
     pub fn join<'a, B, const PB: usize>(
         &'a self,
@@ -37,7 +48,9 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     }
 
     /// The entities present in all three sets, as `(entity, &a, &b, &c)`, driven from the
-    /// smallest set (in its dense order; the first of the smallest when lengths tie).
+    /// smallest set (in its dense order; the first of the smallest when lengths tie). The
+    /// three entries of an index meet only if all their tags agree, those inserted by a plain
+    /// `u32` aside (see [`join`](Self::join)).
     ///
     /// O(min of the three lengths).
     ///
@@ -74,7 +87,8 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     /// The entities present in both sets, as `(entity, &mut a, &b)`: the join that lets one
     /// system write its own data while reading another's (the seed's bone -> node copy).
     ///
-    /// Driven from the smaller set like [`join`](Self::join), in that set's dense order.
+    /// Driven from the smaller set like [`join`](Self::join), in that set's dense order, and
+    /// pairing entries by the same rule of tags.
     ///
     /// O(min(len, other.len())).
     ///
@@ -95,6 +109,7 @@ impl<A, const PA: usize> SparseSet<A, PA> {
             JoinMutInner::DriveA {
                 entities: self.entities.iter(),
                 values: self.values.iter_mut(),
+                a_pages: &self.pages,
                 b: other,
             }
         } else {
@@ -102,6 +117,7 @@ impl<A, const PA: usize> SparseSet<A, PA> {
             JoinMutInner::DriveB {
                 entities: other.entities.iter(),
                 b_values: other.values.iter(),
+                b_pages: &other.pages,
                 a_pages: &self.pages,
                 a_len: values.len(),
                 a_values: NonNull::from(values).cast::<A>(),
@@ -139,8 +155,11 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for Join<'a, A, B, PA,
                 if e == TOMBSTONE {
                     continue;
                 }
-                if let Some(pb) = decode(b.pages.get(e)) {
-                    return Some((e, &a.values[pa], &b.values[pb]));
+                let sb = b.pages.get(e);
+                if let Some(pb) = decode(sb) {
+                    if pairs(slot_tag(sb), || a.pages.get(e)) {
+                        return Some((e, &a.values[pa], &b.values[pb]));
+                    }
                 }
             }
         } else {
@@ -150,8 +169,11 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for Join<'a, A, B, PA,
                 if e == TOMBSTONE {
                     continue;
                 }
-                if let Some(pa) = decode(a.pages.get(e)) {
-                    return Some((e, &a.values[pa], &b.values[pb]));
+                let sa = a.pages.get(e);
+                if let Some(pa) = decode(sa) {
+                    if pairs(slot_tag(sa), || b.pages.get(e)) {
+                        return Some((e, &a.values[pa], &b.values[pb]));
+                    }
                 }
             }
         }
@@ -206,24 +228,39 @@ impl<'a, A, B, C, const PA: usize, const PB: usize, const PC: usize> Iterator
             if e == TOMBSTONE {
                 continue;
             }
-            let pa = if self.driver == 0 {
-                Some(i)
-            } else {
-                decode(a.pages.get(e))
+            // The probed entries' positions, and the one tag every entry with a tag must have.
+            let mut meet = Meet { tag: 0 };
+            let (pa, pb, pc) = match self.driver {
+                0 => (
+                    Some(i),
+                    meet.probe(b.pages.get(e)),
+                    meet.probe(c.pages.get(e)),
+                ),
+                1 => (
+                    meet.probe(a.pages.get(e)),
+                    Some(i),
+                    meet.probe(c.pages.get(e)),
+                ),
+                _ => (
+                    meet.probe(a.pages.get(e)),
+                    meet.probe(b.pages.get(e)),
+                    Some(i),
+                ),
             };
-            let pb = if self.driver == 1 {
-                Some(i)
-            } else {
-                decode(b.pages.get(e))
+            let (Some(pa), Some(pb), Some(pc)) = (pa, pb, pc) else {
+                continue;
             };
-            let pc = if self.driver == 2 {
-                Some(i)
-            } else {
-                decode(c.pages.get(e))
-            };
-            if let (Some(pa), Some(pb), Some(pc)) = (pa, pb, pc) {
-                return Some((e, &a.values[pa], &b.values[pb], &c.values[pc]));
+            if meet.tag != 0 {
+                let driver_slot = match self.driver {
+                    0 => a.pages.get(e),
+                    1 => b.pages.get(e),
+                    _ => c.pages.get(e),
+                };
+                if meet.probe(driver_slot).is_none() {
+                    continue;
+                }
             }
+            return Some((e, &a.values[pa], &b.values[pb], &c.values[pc]));
         }
         None
     }
@@ -232,6 +269,37 @@ impl<'a, A, B, C, const PA: usize, const PB: usize, const PC: usize> Iterator
 impl<A, B, C, const PA: usize, const PB: usize, const PC: usize> FusedIterator
     for Join3<'_, A, B, C, PA, PB, PC>
 {
+}
+
+/// Whether an entry with tag `probed` pairs with the driving set's entry of the same index,
+/// whose slot `driver` reads only when needed: tags agree, or either is 0 (no tag).
+#[inline]
+fn pairs(probed: u32, driver: impl FnOnce() -> u64) -> bool {
+    probed == 0 || {
+        let t = slot_tag(driver());
+        t == 0 || t == probed
+    }
+}
+
+/// The entries of one index in a three-way join: every tag but 0 must be the same.
+struct Meet {
+    /// The tag seen so far (0: none yet).
+    tag: u32,
+}
+
+impl Meet {
+    /// The position in `slot`, if it is occupied and its tag agrees with those seen so far.
+    #[inline]
+    fn probe(&mut self, slot: u64) -> Option<usize> {
+        let pos = decode(slot)?;
+        match slot_tag(slot) {
+            0 => {}
+            t if self.tag == 0 => self.tag = t,
+            t if t != self.tag => return None,
+            _ => {}
+        }
+        Some(pos)
+    }
 }
 
 /// Iterator over the entities of two sets with the first one's values mutable, from
@@ -245,6 +313,7 @@ enum JoinMutInner<'a, A, B, const PA: usize, const PB: usize> {
     DriveA {
         entities: slice::Iter<'a, u32>,
         values: slice::IterMut<'a, A>,
+        a_pages: &'a Pages<PA>,
         b: &'a SparseSet<B, PB>,
     },
     /// `b` is the smaller set: walk its dense arrays, probe `a` and hand out its values by
@@ -252,6 +321,7 @@ enum JoinMutInner<'a, A, B, const PA: usize, const PB: usize> {
     DriveB {
         entities: slice::Iter<'a, u32>,
         b_values: slice::Iter<'a, B>,
+        b_pages: &'a Pages<PB>,
         a_pages: &'a Pages<PA>,
         /// `a`'s values, borrowed mutably for `'a` (held as a pointer so that items of
         /// different positions can be handed out while the iterator lives).
@@ -270,11 +340,13 @@ impl<A, B, const PA: usize, const PB: usize> core::fmt::Debug for JoinMut<'_, A,
 impl<'a, A, B, const PA: usize, const PB: usize> Iterator for JoinMut<'a, A, B, PA, PB> {
     type Item = (u32, &'a mut A, &'a B);
 
+    #[allow(unsafe_code)]
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             JoinMutInner::DriveA {
                 entities,
                 values,
+                a_pages,
                 b,
             } => loop {
                 let e = *entities.next()?;
@@ -282,13 +354,17 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for JoinMut<'a, A, B, 
                 if e == TOMBSTONE {
                     continue;
                 }
-                if let Some(pb) = decode(b.pages.get(e)) {
-                    return Some((e, va, &b.values[pb]));
+                let sb = b.pages.get(e);
+                if let Some(pb) = decode(sb) {
+                    if pairs(slot_tag(sb), || a_pages.get(e)) {
+                        return Some((e, va, &b.values[pb]));
+                    }
                 }
             },
             JoinMutInner::DriveB {
                 entities,
                 b_values,
+                b_pages,
                 a_pages,
                 a_values,
                 a_len,
@@ -299,9 +375,13 @@ impl<'a, A, B, const PA: usize, const PB: usize> Iterator for JoinMut<'a, A, B, 
                 if e == TOMBSTONE {
                     continue;
                 }
-                let Some(pa) = decode(a_pages.get(e)) else {
+                let sa = a_pages.get(e);
+                let Some(pa) = decode(sa) else {
                     continue;
                 };
+                if !pairs(slot_tag(sa), || b_pages.get(e)) {
+                    continue;
+                }
                 assert!(pa < *a_len, "SparseSet invariant: position in bounds");
                 // SAFETY: `a_values` points to `a_len` values of `a`, which this iterator
                 // borrows mutably for `'a` (nothing else can reach them), and `pa < a_len`.

@@ -3,11 +3,11 @@
 //! A sparse set maps an entity index (`u32`) to a value through two arrays:
 //!
 //! - the **sparse** array, indexed by entity, holds for each entity its position in the dense
-//!   arrays and the generation it was inserted with. It is *paged*: split into pages of `PAGE`
-//!   slots (a power of two, [`DEFAULT_PAGE_SIZE`] unless chosen), each allocated on first use
-//!   and released by [`shrink_to_fit`](SparseSet::shrink_to_fit) once empty, so a set holding
-//!   entities `10_000_000 .. 10_000_100` holds one or two pages and a 300 KB page table, not
-//!   eighty megabytes;
+//!   arrays and the tag of the key it was inserted with. It is *paged*: split into pages of
+//!   `PAGE` slots (a power of two, [`DEFAULT_PAGE_SIZE`] unless chosen), each allocated on first
+//!   use and released by [`shrink_to_fit`](SparseSet::shrink_to_fit) once empty, so a set
+//!   holding entities `10_000_000 .. 10_000_100` holds one or two pages and a 300 KB page
+//!   table, not eighty megabytes;
 //! - the **dense** arrays, [`indices()`](SparseSet::indices) and
 //!   [`values()`](SparseSet::values), are plain slices with no holes: a system walks them
 //!   directly.
@@ -21,42 +21,62 @@
 //!
 //! # Dense order
 //!
-//! Iteration ([`iter`](SparseSet::iter), [`values`](SparseSet::values), joins, serde) follows
-//! the dense order, which each operation changes as follows:
+//! Iteration ([`iter`](SparseSet::iter), [`values`](SparseSet::values), [`keys`](SparseSet::keys),
+//! joins, [`drain`](SparseSet::drain), serde) follows the dense order, which each operation
+//! changes as follows:
 //!
 //! | operation | dense order afterwards |
 //! |---|---|
-//! | `insert` of a new entity | appended at the end |
-//! | `insert` of a present index, `get_mut`, `IndexMut` | unchanged |
-//! | `swap_remove` | the last entry moves into the hole; the rest unchanged |
+//! | `insert`, `try_insert`, `entry(..).or_insert(..)` of a new entity | appended at the end |
+//! | the same for a present index (a newer key included), `get_mut`, `get_disjoint_mut`, `IndexMut` | unchanged |
+//! | `swap_remove` (also through an entry) | the last entry moves into the hole; the rest unchanged |
 //! | `shift_remove`, `retain`, `remove_many`, `compact` | the remaining entries keep their order |
 //! | `defer_remove` | unchanged; a tombstone holds the place until `compact` |
 //! | `sort_by`, `sort_by_key` | sorted, equal entries in their previous order |
 //! | `sort_unstable_by` | sorted |
 //! | `sort_as(other)` | shared entities first, in `other`'s order; the rest unspecified |
+//! | `clear`, `drain` | empty |
 //!
 //! # Keys: plain indices and generational handles
 //!
 //! Every method that takes an entity is generic over [`SparseKey`], implemented for `u32` and for
 //! every [`Key`] (such as [`Handle`](crate::Handle) or a type declared with
-//! [`new_handle_type!`](crate::new_handle_type)). One set type serves both styles, and the
-//! sparse slot always has room for a generation, so:
+//! [`new_handle_type!`](crate::new_handle_type)). One set type serves both styles:
 //!
 //! - a `u32` names the *slot*: lookups by `u32` check only the index, as in the seed's hot-path
 //!   storage where liveness is checked by the layer above;
-//! - a `Key` names the slot *at one generation*: the generation is stored in the sparse slot
-//!   on insertion, and every lookup by key compares it, so `contains(stale_key)` is `false`
-//!   without touching the dense arrays (EnTT keeps the entity version in its sparse entries for
-//!   the same reason). The key's type id is not stored: keys of two allocators with the same
-//!   index and generation are not told apart, so keep one set per kind of entity.
+//! - a `Key` names the slot *for one entity*: its [tag](Key::tag) (generation and type id) is
+//!   stored in the sparse slot on insertion, and every lookup by key compares it, so
+//!   `contains(stale_key)` is `false` without touching the dense arrays (EnTT keeps the entity
+//!   version in its sparse entries for the same reason), and keys of two allocators with other
+//!   type ids are told apart.
 //!
-//! The set follows the last insertion: [`insert`](SparseSet::insert) with a key replaces whatever
-//! the index held, whatever its generation, and the replaced entity's keys go stale (the index
-//! belongs to one entity at a time, as the entity allocator decides).
+//! The set follows the keys an allocator hands out, with the rules of [`crate::slot`] (the
+//! rules of slotmap's `SecondaryMap`):
+//!
+//! | what `e` is, for an index the set holds | `get(e)`, `contains`, removals | `insert(e, v)`, `try_insert`, `entry` |
+//! |---|---|---|
+//! | a `u32` | the entry | replaces the value, keeps the recorded tag |
+//! | the key the entry was inserted with | the entry | replaces the value |
+//! | a key with a newer generation, or any key when the entry was inserted by a `u32` | nothing | replaces the dead entity's entry, value and tag, in place |
+//! | a key with an older generation (stale) | nothing | refused: [`StaleKey`](crate::InsertErrorKind::StaleKey) |
+//! | a key of the same generation and another type id (foreign) | nothing | refused: [`ForeignKey`](crate::InsertErrorKind::ForeignKey) |
+//! | a malformed key (bit 31 of its tag set) | nothing | refused: [`MalformedKey`](crate::InsertErrorKind::MalformedKey) |
+//!
+//! For an index the set does not hold, a `u32` inserts with no tag and a well-formed key
+//! inserts with its tag (a set keeps nothing of removed entries, so it cannot tell a stale key
+//! from a live one there: liveness is the allocator's to know). [`insert`](SparseSet::insert)
+//! panics on a refusal; [`try_insert`](SparseSet::try_insert) gives the value back in an
+//! [`InsertError`]; [`entry`](SparseSet::entry) answers `None`.
+//!
+//! Joins pair two entries of one index only if their tags agree, or if either was inserted by
+//! a `u32` (no tag to compare), so a dead entity's leftover in one set never meets a new
+//! entity's component in another. [`keys`](SparseSet::keys) and
+//! [`iter_keys`](SparseSet::iter_keys) give back the keys the entries were inserted with.
 //!
 //! A trait rather than two families of methods (`get` / `get_key`) keeps the API the size of
 //! std's and lets `Index`, `Extend` and `FromIterator` take either kind. The trait's methods are
-//! named `sparse_index` / `sparse_generation` so that they never clash with [`Key::index`].
+//! named `sparse_index` / `sparse_tag` so that they never clash with [`Key::index`].
 //!
 //! ```
 //! use dod::{Handle, SparseSet};
@@ -70,11 +90,13 @@
 //! assert_eq!(positions.get(h), Some(&[2.0, 3.0]));      // by key: generation 3 only
 //! let stale = Handle::new(9, 2, 0).unwrap();
 //! assert!(!positions.contains(stale));
+//! assert!(positions.try_insert(stale, [9.0, 9.0]).is_err()); // entity 9 is not stale's
 //!
 //! for p in positions.values_mut() {                     // the dense slice, no holes
 //!     p[1] -= 9.8;
 //! }
 //! assert_eq!(positions.indices(), &[7, 9]);
+//! assert_eq!(positions.keys::<Handle>().collect::<Vec<_>>(), [h]);
 //! ```
 //!
 //! # Invariants
@@ -83,9 +105,11 @@
 //!   `entities[i]` and its value `values[i]`, or a tombstone (`entities[i] == TOMBSTONE`, its
 //!   value not yet dropped).
 //! - For every live entity `e` at position `i`, its sparse slot encodes `i + 1` in the low 32
-//!   bits and its generation (0 when inserted by a plain index) in bits 32..48. Every other
-//!   slot is 0, and no live entity has index `u32::MAX`.
+//!   bits and its tag above (0 when inserted by a plain index, else a key's
+//!   `generation | type_id << 16`, bit 31 clear). Every other slot is 0, and no live entity
+//!   has index `u32::MAX`.
 //! - `pending` counts the tombstones, and every tombstone sits at a position `>= first_tombstone`.
+//! - The dense arrays hold fewer than `u32::MAX - 1` entries.
 //!
 //! # Memory
 //!
@@ -93,11 +117,17 @@
 //! every allocated page (all pages live in one arena, so allocating a page is not an allocation),
 //! 4 bytes per page-table entry, and `4 + size_of::<T>()` per dense entry of capacity.
 //!
-//! The page table reaches up to the largest index in use: 4 bytes per `PAGE` ids, so entity
-//! `u32::MAX - 1` alone costs a 128 MiB table with the default page size. Entity allocators
-//! hand out small indices; data from untrusted sources should have its indices checked
-//! before they reach a set.
+//! The page table reaches up to the largest index in use: 4 bytes per `PAGE` indices, and each
+//! allocated page holds `8 * PAGE` bytes. So the index, not the number of entities, bounds the
+//! memory: entity `u32::MAX - 1` alone costs a 128 MiB table with the default page size.
+//! [`max_index`](SparseSet::max_index) caps the indices a set accepts (`u32::MAX - 1` unless
+//! set; the table then stays within `4 * (max_index / PAGE + 1)` bytes), and
+//! [`try_insert`](SparseSet::try_insert) refuses an index above it before allocating anything
+//! and reports a failed allocation as an error instead of aborting. Entity allocators hand out
+//! small indices; for indices from untrusted input, set `max_index` and use `try_insert` (the
+//! serde loader does).
 
+mod entry;
 mod iter;
 mod join;
 mod pages;
@@ -109,16 +139,20 @@ mod serde;
 mod sort;
 mod split;
 
-pub use iter::{IntoIter, Iter, IterMut};
+pub use entry::{Entry, OccupiedEntry, VacantEntry};
+pub use iter::{Drain, IntoIter, Iter, IterKeys, IterMut, Keys};
 pub use join::{Join, Join3, JoinMut};
 pub use split::SparseView;
 
+use crate::error::{InsertError, InsertErrorKind};
 use crate::key::Key;
+use crate::slot::{Age, Tag};
+use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 use core::fmt;
 use core::num::NonZeroU16;
 use core::ops::{Index, IndexMut};
-use pages::{decode, encode, slot_generation, Pages};
+use pages::{decode, encode, slot_tag, Pages};
 
 /// The default number of sparse slots per page (1 KiB of slots).
 ///
@@ -133,27 +167,42 @@ pub const DEFAULT_PAGE_SIZE: usize = 128;
 
 /// The marker that [`SparseSet::indices`] shows at the position of a deferred removal.
 ///
-/// It is `u32::MAX`, an index no [`Key`] can carry and that `insert` rejects.
+/// It is `u32::MAX`, an index no [`Key`] can carry and above every
+/// [`max_index`](SparseSet::max_index).
 pub const TOMBSTONE: u32 = u32::MAX;
 
-/// Something that names an entity: a plain `u32` index, or any [`Key`] (index and generation).
+/// The [`max_index`](SparseSet::max_index) of a new set: every index but [`TOMBSTONE`].
+///
+/// ```
+/// use dod::sparse_set::{SparseSet, DEFAULT_MAX_INDEX};
+/// assert_eq!(SparseSet::<u8>::new().max_index(), DEFAULT_MAX_INDEX);
+/// ```
+pub const DEFAULT_MAX_INDEX: u32 = u32::MAX - 1;
+
+/// The most entries the dense arrays hold: a sparse slot encodes position + 1 in 32 bits, and
+/// `u32::MAX` stays free so that a vacant slot's probe lands past the end (see `probe`).
+const MAX_DENSE: usize = u32::MAX as usize - 1;
+
+/// Something that names an entity: a plain `u32` index, or any [`Key`] (index and tag).
 ///
 /// See the [module documentation](self) for how the two kinds are checked.
 ///
 /// ```
 /// use dod::sparse_set::SparseKey;
-/// use dod::Handle;
+/// use dod::{Handle, Key};
 ///
 /// assert_eq!(5u32.sparse_index(), 5);
-/// assert_eq!(5u32.sparse_generation(), None);
-/// let h = Handle::new(5, 2, 0).unwrap();
-/// assert_eq!((h.sparse_index(), h.sparse_generation().map(|g| g.get())), (5, Some(2)));
+/// assert_eq!(5u32.sparse_tag(), None);
+/// let h = Handle::new(5, 2, 1).unwrap();
+/// assert_eq!((h.sparse_index(), h.sparse_tag()), (5, Some(h.tag())));
+/// assert_eq!(h.tag(), 2 | 1 << 16);
 /// ```
 pub trait SparseKey: Copy {
     /// The entity's index: the slot of the sparse array.
     fn sparse_index(self) -> u32;
-    /// The generation to check, or `None` to accept whatever generation the slot holds.
-    fn sparse_generation(self) -> Option<NonZeroU16>;
+    /// The tag to check and record (a key's [`Key::tag`]: `generation | type_id << 16`), or
+    /// `None` for a plain index, which accepts whatever tag the slot holds.
+    fn sparse_tag(self) -> Option<u32>;
 }
 
 impl SparseKey for u32 {
@@ -162,7 +211,7 @@ impl SparseKey for u32 {
         self
     }
     #[inline]
-    fn sparse_generation(self) -> Option<NonZeroU16> {
+    fn sparse_tag(self) -> Option<u32> {
         None
     }
 }
@@ -173,12 +222,56 @@ impl<K: Key> SparseKey for K {
         self.index()
     }
     #[inline]
-    fn sparse_generation(self) -> Option<NonZeroU16> {
-        Some(self.generation())
+    fn sparse_tag(self) -> Option<u32> {
+        Some(self.tag())
     }
 }
 
-/// Component storage keyed by entity index: a paged sparse array of positions and generations
+/// A key that is only a tag: lets the set ask [`Tag::age_of`] about the tag of any
+/// [`SparseKey`], so that the rules stay those of [`crate::slot`].
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+struct TagOnly(u32);
+
+impl Key for TagOnly {
+    const MAX_SLOTS: u32 = 0;
+    const MAX_TYPE_ID: u16 = 0x7FFF;
+    fn from_parts(_: u32, generation: NonZeroU16, type_id: u16) -> Self {
+        TagOnly(u32::from(generation.get()) | u32::from(type_id) << 16)
+    }
+    fn index(self) -> u32 {
+        0
+    }
+    fn generation(self) -> NonZeroU16 {
+        NonZeroU16::new(self.0 as u16).unwrap_or(NonZeroU16::MIN)
+    }
+    fn type_id(self) -> u16 {
+        (self.0 >> 16) as u16 & 0x7FFF
+    }
+    fn tag(self) -> u32 {
+        self.0
+    }
+}
+
+/// Why a key with tag `key` may not take over an entry recorded with tag `entry` (the two
+/// differ), or `None` if it may (it is newer: its entity replaced the entry's).
+#[cold]
+#[inline(never)]
+fn refusal(entry: u32, key: u32) -> Option<InsertErrorKind> {
+    match Tag::from_bits(entry).age_of(TagOnly(key)) {
+        Age::Newer | Age::Same => None,
+        Age::Older => Some(InsertErrorKind::StaleKey),
+        Age::Foreign => Some(InsertErrorKind::ForeignKey),
+        Age::Malformed => Some(InsertErrorKind::MalformedKey),
+    }
+}
+
+/// Whether a key's tag is malformed (bit 31 set), which no key hands out.
+#[inline]
+fn is_malformed(tag: u32) -> bool {
+    tag & Tag::VACANT != 0
+}
+
+/// Component storage keyed by entity index: a paged sparse array of positions and key tags
 /// in front of dense arrays of entities and values.
 ///
 /// `PAGE` is the number of sparse slots per page (a power of two); see the
@@ -186,7 +279,8 @@ impl<K: Key> SparseKey for K {
 ///
 /// | operation | cost |
 /// |---|---|
-/// | `get`, `contains`, `insert`, `swap_remove`, `defer_remove` | O(1) |
+/// | `get`, `contains`, `insert`, `try_insert`, `entry`, `swap_remove`, `defer_remove` | O(1) |
+/// | `get_disjoint_mut` of `N` entities | O(N²) |
 /// | `shift_remove` | O(n) |
 /// | `retain`, `remove_many`, `compact` | O(n + k) |
 /// | `sort_by`, `sort_by_key`, `sort_unstable_by` | O(n log n) |
@@ -209,6 +303,7 @@ pub struct SparseSet<T, const PAGE: usize = DEFAULT_PAGE_SIZE> {
     values: Vec<T>,
     pending: usize,
     first_tombstone: usize,
+    max_index: u32,
 }
 
 impl<T> SparseSet<T> {
@@ -272,6 +367,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             values: Vec::new(),
             pending: 0,
             first_tombstone: 0,
+            max_index: DEFAULT_MAX_INDEX,
         }
     }
 
@@ -388,7 +484,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.pages.get(index)
     }
 
-    /// The dense position of `e`, checking its generation if it has one.
+    /// The dense position of `e`, checking its tag if it has one.
     #[inline]
     fn position<E: SparseKey>(&self, e: E) -> Option<usize> {
         position_in(self.slot(e.sparse_index()), e)
@@ -396,17 +492,17 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 
     /// Where to look for `e`'s value: its dense position if the set holds it, a position past
     /// the end of the dense arrays if its slot is vacant (so that the caller's bounds check
-    /// also checks vacancy), `None` if `e` is a key of another generation.
+    /// also checks vacancy), `None` if `e` is a key with another tag.
     #[inline]
     fn probe<E: SparseKey>(&self, e: E) -> Option<usize> {
         let slot = self.slot(e.sparse_index());
-        if let Some(g) = e.sparse_generation() {
-            if slot_generation(slot) != g.get() {
+        if let Some(t) = e.sparse_tag() {
+            if slot_tag(slot) != t {
                 return None;
             }
         }
         // A vacant slot (0) wraps to `u32::MAX`, past any dense position: the dense arrays
-        // hold fewer than `u32::MAX - 1` entries (see `insert_raw`).
+        // hold at most `MAX_DENSE` entries (see `insert_slow`).
         Some((slot as u32).wrapping_sub(1) as usize)
     }
 
@@ -443,11 +539,35 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     #[inline]
     pub fn generation_of(&self, index: u32) -> Option<Option<NonZeroU16>> {
         let slot = self.slot(index);
-        decode(slot).map(|_| NonZeroU16::new(slot_generation(slot)))
+        decode(slot).map(|_| NonZeroU16::new(slot_tag(slot) as u16))
     }
 
-    /// `true` if the set holds `e` (the seed's `Has`). A [`Key`] must also match the
-    /// generation it was inserted with; the check reads the sparse slot only.
+    /// The key the entry of `index` was inserted with, rebuilt from its tag, or `None` if the
+    /// set does not hold `index` or holds it by a plain `u32`. `K` should be the key type the
+    /// set is filled with.
+    ///
+    /// O(1).
+    ///
+    /// ```
+    /// use dod::{Handle, SparseSet};
+    /// let mut s = SparseSet::new();
+    /// let h = Handle::new(4, 7, 2).unwrap();
+    /// s.insert(h, ());
+    /// s.insert(5u32, ());
+    /// assert_eq!(s.key_of::<Handle>(4), Some(h));
+    /// assert_eq!(s.key_of::<Handle>(5), None);
+    /// ```
+    #[inline]
+    pub fn key_of<K: Key>(&self, index: u32) -> Option<K> {
+        let slot = self.slot(index);
+        match (decode(slot), slot_tag(slot)) {
+            (Some(_), t) if t != 0 => Some(K::from_index_tag(index, t)),
+            _ => None,
+        }
+    }
+
+    /// `true` if the set holds `e` (the seed's `Has`). A [`Key`] must also match the tag
+    /// (generation and type id) it was inserted with; the check reads the sparse slot only.
     ///
     /// O(1).
     ///
@@ -458,6 +578,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// s.insert(h, "x");
     /// assert!(s.contains(h) && s.contains(3u32));
     /// assert!(!s.contains(Handle::new(3, 2, 0).unwrap()));
+    /// assert!(!s.contains(Handle::new(3, 1, 5).unwrap())); // another type id
     /// ```
     #[inline]
     pub fn contains<E: SparseKey>(&self, e: E) -> bool {
@@ -495,92 +616,364 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.values.get_mut(pos)
     }
 
-    /// Inserts `value` for `e` (the seed's `Add`). If the index is already present, its value
-    /// is replaced in place (its position does not change) and the old value is returned,
-    /// whatever generation it had. A new entity goes to the end of the dense arrays.
+    /// Mutable references to the values of `N` entities at once, or `None` if the set does not
+    /// hold one of them or two name the same index.
     ///
-    /// A [`Key`] records its generation in the slot; a plain `u32` records none for a new
-    /// entity and keeps the recorded generation when replacing.
+    /// O(N²) for the distinctness check.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u32> = [(1u32, 10), (2, 20)].into_iter().collect();
+    /// if let Some([a, b]) = s.get_disjoint_mut([1u32, 2]) {
+    ///     core::mem::swap(a, b);
+    /// }
+    /// assert_eq!((s[1u32], s[2u32]), (20, 10));
+    /// assert!(s.get_disjoint_mut([1u32, 1]).is_none());
+    /// assert!(s.get_disjoint_mut([1u32, 3]).is_none());
+    /// ```
+    pub fn get_disjoint_mut<E: SparseKey, const N: usize>(
+        &mut self,
+        entities: [E; N],
+    ) -> Option<[&mut T; N]> {
+        let mut positions = [0usize; N];
+        for (p, e) in positions.iter_mut().zip(entities) {
+            *p = self.position(e)?;
+        }
+        self.values.get_disjoint_mut(positions).ok()
+    }
+
+    /// Inserts `value` for `e` (the seed's `Add`) and returns the value it replaces.
+    ///
+    /// If the set holds the index, its value is replaced in place (its position does not
+    /// change) and the old value is returned; a new entity goes to the end of the dense
+    /// arrays. A [`Key`] records its tag; a plain `u32` records none for a new entity and
+    /// keeps the recorded tag when replacing. A key newer than the entry's replaces the dead
+    /// entity's entry (its value is returned) and records its own tag; see the
+    /// [module documentation](self) for every case.
     ///
     /// O(1) (amortised; the first entity of a page allocates the page).
     ///
     /// # Panics
     ///
-    /// If the index is `u32::MAX` ([`TOMBSTONE`]).
+    /// If the key is refused: stale (older than the entry's), foreign (another type id) or
+    /// malformed; if the index is above [`max_index`](Self::max_index) (so always for
+    /// [`TOMBSTONE`]); and if the dense arrays are full (`u32::MAX - 1` entries).
+    /// [`try_insert`](Self::try_insert) returns these as errors, with the value.
     ///
     /// ```
-    /// let mut s = dod::SparseSet::new();
+    /// use dod::{Handle, SparseSet};
+    /// let mut s = SparseSet::new();
     /// assert_eq!(s.insert(5u32, 'a'), None);
     /// assert_eq!(s.insert(5u32, 'b'), Some('a'));
     /// assert_eq!(s[5u32], 'b');
+    ///
+    /// let old = Handle::new(6, 1, 0).unwrap();
+    /// let new = Handle::new(6, 2, 0).unwrap(); // entity 6 died and its index was reused
+    /// s.insert(old, 'c');
+    /// assert_eq!(s.insert(new, 'd'), Some('c'));
+    /// assert!(!s.contains(old) && s.contains(new));
+    /// ```
+    ///
+    /// ```should_panic
+    /// # use dod::{Handle, SparseSet};
+    /// let mut s = SparseSet::new();
+    /// s.insert(Handle::new(6, 2, 0).unwrap(), 'd');
+    /// s.insert(Handle::new(6, 1, 0).unwrap(), 'c'); // stale: panics
     /// ```
     #[inline]
     #[track_caller]
     pub fn insert<E: SparseKey>(&mut self, e: E, value: T) -> Option<T> {
-        let index = e.sparse_index();
-        if index == TOMBSTONE {
-            reserved_index();
-        }
-        let generation = e.sparse_generation().map_or(0, NonZeroU16::get);
-        self.insert_raw(index, generation, value)
+        self.insert_tagged(e.sparse_index(), e.sparse_tag(), value)
     }
 
-    /// `insert` with the generation given as a raw `u16` (0: none); `index` is not
-    /// [`TOMBSTONE`].
+    /// [`insert`](Self::insert) that refuses instead of panicking or aborting, and gives the
+    /// value back in the error:
+    ///
+    /// - [`IndexAboveMax`](InsertErrorKind::IndexAboveMax) if the index is above
+    ///   [`max_index`](Self::max_index); nothing is allocated;
+    /// - [`StaleKey`](InsertErrorKind::StaleKey), [`ForeignKey`](InsertErrorKind::ForeignKey),
+    ///   [`MalformedKey`](InsertErrorKind::MalformedKey) for a key the
+    ///   [rules](self#keys-plain-indices-and-generational-handles) refuse;
+    /// - [`OutOfMemory`](InsertErrorKind::OutOfMemory) if the page or the dense arrays
+    ///   cannot grow (a page allocated before the failure stays, empty, until
+    ///   [`shrink_to_fit`](Self::shrink_to_fit));
+    /// - [`Full`](InsertErrorKind::Full) if the dense arrays hold `u32::MAX - 1` entries.
+    ///
+    /// On success it returns what `insert` returns: the replaced value, if any.
+    ///
+    /// O(1) (amortised).
+    ///
+    /// ```
+    /// use dod::{Handle, InsertErrorKind, SparseSet};
+    /// let mut s: SparseSet<&str> = SparseSet::new().with_max_index(1_000);
+    /// let live = Handle::new(3, 2, 0).unwrap();
+    /// assert_eq!(s.try_insert(live, "b").unwrap(), None);
+    ///
+    /// let stale = Handle::new(3, 1, 0).unwrap();
+    /// let err = s.try_insert(stale, "a").unwrap_err();
+    /// assert_eq!(err.kind(), InsertErrorKind::StaleKey);
+    /// assert_eq!(err.into_inner(), "a");
+    ///
+    /// let before = s.memory_usage();
+    /// let err = s.try_insert(u32::MAX - 1, "far").unwrap_err();
+    /// assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: u32::MAX - 1, max: 1_000 });
+    /// assert_eq!(s.memory_usage(), before);
+    /// ```
     #[inline]
-    pub(crate) fn insert_raw(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
-        debug_assert_ne!(index, TOMBSTONE);
+    pub fn try_insert<E: SparseKey>(
+        &mut self,
+        e: E,
+        value: T,
+    ) -> Result<Option<T>, InsertError<T>> {
+        self.try_insert_tagged(e.sparse_index(), e.sparse_tag(), value)
+    }
+
+    /// `insert` with the key's tag (`None` for a plain index).
+    #[inline]
+    #[track_caller]
+    fn insert_tagged(&mut self, index: u32, tag: Option<u32>, value: T) -> Option<T> {
+        match self.insert_hot(index, tag, value) {
+            Ok(old) => old,
+            Err(value) => self.insert_cold(index, tag, value),
+        }
+    }
+
+    /// `try_insert` with the key's tag (`None` for a plain index).
+    #[inline]
+    fn try_insert_tagged(
+        &mut self,
+        index: u32,
+        tag: Option<u32>,
+        value: T,
+    ) -> Result<Option<T>, InsertError<T>> {
+        match self.insert_hot(index, tag, value) {
+            Ok(old) => Ok(old),
+            Err(value) => self.insert_slow::<true>(index, tag, value),
+        }
+    }
+
+    /// The two common insertions, inlined into the caller's loop: a new entity when the
+    /// dense arrays have room, and a present entity named by its own tag or by a plain
+    /// index. Every other case gives the value back for [`insert_slow`](Self::insert_slow)
+    /// (measured: a shared path that returned `Result<_, InsertError>` stayed a call, or
+    /// stored its result on every insertion).
+    #[inline(always)]
+    fn insert_hot(&mut self, index: u32, tag: Option<u32>, value: T) -> Result<Option<T>, T> {
+        if index > self.max_index {
+            return Err(value);
+        }
         let Some(slot) = self.pages.slot_mut(index) else {
-            return self.insert_in_new_page(index, generation, value);
+            return Err(value);
         };
-        if let Some(pos) = decode(*slot) {
-            if generation != 0 {
-                *slot = encode(pos, generation);
+        let stored = *slot;
+        if let Some(pos) = decode(stored) {
+            if tag.is_some_and(|t| t != slot_tag(stored)) {
+                return Err(value);
             }
-            return Some(core::mem::replace(&mut self.values[pos], value));
+            return Ok(Some(core::mem::replace(&mut self.values[pos], value)));
         }
         let pos = self.entities.len();
-        if pos >= u32::MAX as usize - 1 {
-            return self.insert_after_compact(index, generation, value);
-        }
-        if pos == self.entities.capacity() || pos == self.values.capacity() {
-            return self.insert_after_grow(index, generation, value);
+        let t = tag.unwrap_or(0);
+        if is_malformed(t)
+            || pos >= MAX_DENSE
+            || pos == self.entities.capacity()
+            || pos == self.values.capacity()
+        {
+            return Err(value);
         }
         push_within_capacity(&mut self.entities, index);
         push_within_capacity(&mut self.values, value);
-        *slot = encode(pos, generation);
-        None
+        *slot = encode(pos, t);
+        Ok(None)
     }
 
-    /// `insert_raw` of a new entity when the dense arrays are full.
+    /// `insert`'s way out of [`insert_hot`](Self::insert_hot): the checked insertion, which
+    /// panics on a refusal.
     #[cold]
     #[inline(never)]
-    fn insert_after_grow(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
-        self.reserve(1);
-        self.insert_raw(index, generation, value)
+    #[track_caller]
+    fn insert_cold(&mut self, index: u32, tag: Option<u32>, value: T) -> Option<T> {
+        match self.insert_slow::<false>(index, tag, value) {
+            Ok(old) => old,
+            Err(err) => self.refused(index, tag, err),
+        }
     }
 
-    /// `insert_raw` of an index whose page is not allocated yet: out of line, so that the
-    /// common path stays small enough to inline.
+    /// Every insertion [`insert_hot`](Self::insert_hot) leaves out: refuses an index above
+    /// `max_index` or a key the rules refuse (before allocating anything), replaces the entry
+    /// of a dead entity for a newer key, and otherwise makes room (a page, dense capacity, or
+    /// a compaction when tombstones fill the dense arrays) and inserts. With `TRY` an
+    /// allocation failure is an error; without, it aborts as `Vec`'s do.
     #[cold]
     #[inline(never)]
-    fn insert_in_new_page(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
-        self.pages.alloc_page(index);
-        self.insert_raw(index, generation, value)
+    fn insert_slow<const TRY: bool>(
+        &mut self,
+        index: u32,
+        tag: Option<u32>,
+        mut value: T,
+    ) -> Result<Option<T>, InsertError<T>> {
+        use InsertErrorKind::{Full, MalformedKey, OutOfMemory};
+        if index > self.max_index {
+            return Err(self.above_max(index, value));
+        }
+        if tag.is_some_and(is_malformed) {
+            return Err(InsertError::new(MalformedKey, value));
+        }
+        loop {
+            let Some(slot) = self.pages.slot_mut(index) else {
+                if !TRY {
+                    self.pages.alloc_page(index);
+                } else if self.pages.try_alloc_page(index).is_err() {
+                    return Err(InsertError::new(OutOfMemory, value));
+                }
+                continue;
+            };
+            let stored = *slot;
+            if let Some(pos) = decode(stored) {
+                if let Some(t) = tag.filter(|&t| t != slot_tag(stored)) {
+                    if let Some(kind) = refusal(slot_tag(stored), t) {
+                        return Err(InsertError::new(kind, value));
+                    }
+                    *slot = encode(pos, t);
+                }
+                return Ok(Some(core::mem::replace(&mut self.values[pos], value)));
+            }
+            let len = self.entities.len();
+            if len >= MAX_DENSE {
+                // Only tombstones can make the dense arrays this long, short of `MAX_DENSE`
+                // live entities.
+                if self.pending == 0 {
+                    return Err(InsertError::new(Full, value));
+                }
+                self.compact();
+            } else if len == self.entities.capacity() || len == self.values.capacity() {
+                if !TRY {
+                    self.reserve(1);
+                } else if self.try_reserve(1).is_err() {
+                    return Err(InsertError::new(OutOfMemory, value));
+                }
+            }
+            // The page exists, the tag is well formed and the dense arrays have room now.
+            match self.insert_hot(index, tag, value) {
+                Ok(old) => return Ok(old),
+                Err(v) => value = v,
+            }
+        }
     }
 
-    /// `insert_raw` of a new entity when the dense arrays are full of tombstones.
+    /// The error of an index above `max_index`.
     #[cold]
     #[inline(never)]
-    fn insert_after_compact(&mut self, index: u32, generation: u16, value: T) -> Option<T> {
-        // Only tombstones can make the dense arrays this long.
-        self.compact();
-        self.insert_raw(index, generation, value)
+    fn above_max(&self, index: u32, value: T) -> InsertError<T> {
+        let max = self.max_index;
+        InsertError::new(InsertErrorKind::IndexAboveMax { index, max }, value)
+    }
+
+    /// The panic of an `insert` that `insert_slow` refused.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn refused(&self, index: u32, tag: Option<u32>, err: InsertError<T>) -> ! {
+        let kind = err.kind();
+        drop(err);
+        let entry = Tag::from_bits(slot_tag(self.slot(index)));
+        let key = Tag::from_bits(tag.unwrap_or(0));
+        let (g, tid) = (key.generation(), key.type_id());
+        match kind {
+            InsertErrorKind::IndexAboveMax { index, max } => panic!(
+                "SparseSet::insert: index {index} is above max_index {max} (raise it with \
+                 set_max_index, or use try_insert to refuse such indices without a panic)"
+            ),
+            InsertErrorKind::StaleKey => panic!(
+                "SparseSet::insert: stale key (index {index}, generation {g}): the entry holds \
+                 generation {}, a later entity's (try_insert refuses it and gives the value \
+                 back)",
+                entry.generation()
+            ),
+            InsertErrorKind::ForeignKey => panic!(
+                "SparseSet::insert: foreign key (index {index}, generation {g}, type id {tid}): \
+                 the entry holds type id {} at that generation, another allocator's (try_insert \
+                 refuses it and gives the value back)",
+                entry.type_id()
+            ),
+            InsertErrorKind::MalformedKey => panic!(
+                "SparseSet::insert: malformed key for index {index}: bit 31 of its tag is set, \
+                 which no key has (try_insert refuses it and gives the value back)"
+            ),
+            InsertErrorKind::Full => panic!(
+                "SparseSet::insert: the dense arrays hold u32::MAX - 1 entries, the most a set \
+                 can"
+            ),
+            other => panic!("SparseSet::insert: {other}"),
+        }
+    }
+
+    /// The largest index the set accepts: [`insert`](Self::insert) panics above it and
+    /// [`try_insert`](Self::try_insert) (and the serde loader) refuse it before allocating
+    /// anything. [`DEFAULT_MAX_INDEX`] (`u32::MAX - 1`) unless set.
+    ///
+    /// It bounds the memory an index can make the set allocate: a page table of
+    /// `4 * (max_index / PAGE + 1)` bytes at most, and pages of `8 * PAGE` bytes.
+    ///
+    /// O(1).
+    ///
+    /// ```
+    /// let s = dod::SparseSet::<u8>::new().with_max_index(9_999);
+    /// assert_eq!(s.max_index(), 9_999);
+    /// assert_eq!(dod::SparseSet::<u8>::new().max_index(), u32::MAX - 1);
+    /// ```
+    #[inline]
+    pub fn max_index(&self) -> u32 {
+        self.max_index
+    }
+
+    /// Sets [`max_index`](Self::max_index). Entries already above it stay; only new
+    /// insertions are bounded.
+    ///
+    /// O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `max_index` is `u32::MAX` ([`TOMBSTONE`], never an entity).
+    ///
+    /// ```
+    /// let mut s = dod::SparseSet::new();
+    /// s.set_max_index(100);
+    /// assert!(s.try_insert(101u32, ()).is_err());
+    /// assert!(s.try_insert(100u32, ()).is_ok());
+    /// ```
+    #[track_caller]
+    pub fn set_max_index(&mut self, max_index: u32) {
+        assert!(
+            max_index != TOMBSTONE,
+            "SparseSet::set_max_index: u32::MAX is the tombstone marker, never an index \
+             (the largest max_index is u32::MAX - 1)"
+        );
+        self.max_index = max_index;
+    }
+
+    /// The set with [`max_index`](Self::max_index) set: a builder for
+    /// [`set_max_index`](Self::set_max_index).
+    ///
+    /// O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `max_index` is `u32::MAX`.
+    ///
+    /// ```
+    /// let s: dod::SparseSet<u8, 64> = dod::SparseSet::new_paged().with_max_index(4095);
+    /// assert_eq!(s.max_index(), 4095);
+    /// ```
+    #[track_caller]
+    pub fn with_max_index(mut self, max_index: u32) -> Self {
+        self.set_max_index(max_index);
+        self
     }
 
     /// Removes every entity; keeps the allocated pages and capacity.
     ///
-    /// O(n).
+    /// O(n). If a value's `Drop` panics, the set is already empty and the other values are
+    /// still dropped.
     ///
     /// ```
     /// let mut s = dod::SparseSet::new();
@@ -617,6 +1010,22 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     pub fn reserve(&mut self, additional: usize) {
         self.entities.reserve(additional);
         self.values.reserve(additional);
+    }
+
+    /// [`reserve`](Self::reserve), or an error if the capacity overflows or the memory cannot
+    /// be had (the arrays may have grown partly: one of the two may have room already).
+    ///
+    /// O(n) when it reallocates.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u8> = dod::SparseSet::new();
+    /// s.try_reserve(100).unwrap();
+    /// assert!(s.capacity() >= 100);
+    /// assert!(s.try_reserve(usize::MAX).is_err());
+    /// ```
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.entities.try_reserve(additional)?;
+        self.values.try_reserve(additional)
     }
 
     /// Releases unused memory: the spare capacity of the dense arrays, every sparse page that
@@ -689,12 +1098,13 @@ impl<T: Clone, const PAGE: usize> Clone for SparseSet<T, PAGE> {
             values: self.values.clone(),
             pending: self.pending,
             first_tombstone: self.first_tombstone,
+            max_index: self.max_index,
         }
     }
 }
 
 impl<T: PartialEq, const PAGE: usize> PartialEq for SparseSet<T, PAGE> {
-    /// Whether both sets hold the same entities, with the same recorded generations, and equal
+    /// Whether both sets hold the same entities, with the same recorded tags, and equal
     /// values; the dense order does not matter (as for `IndexMap`). O(n).
     ///
     /// ```
@@ -708,7 +1118,7 @@ impl<T: PartialEq, const PAGE: usize> PartialEq for SparseSet<T, PAGE> {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len()
             && self.iter().all(|(e, v)| {
-                other.get(e) == Some(v) && other.generation_of(e) == self.generation_of(e)
+                other.get(e) == Some(v) && slot_tag(other.slot(e)) == slot_tag(self.slot(e))
             })
     }
 }
@@ -729,7 +1139,7 @@ impl<T, E: SparseKey, const PAGE: usize> Index<E> for SparseSet<T, PAGE> {
     ///
     /// # Panics
     ///
-    /// If the set does not hold `e` (absent index, or a key of another generation).
+    /// If the set does not hold `e` (absent index, or a key with another tag).
     #[track_caller]
     fn index(&self, e: E) -> &T {
         match self.get(e) {
@@ -744,7 +1154,7 @@ impl<T, E: SparseKey, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
     ///
     /// # Panics
     ///
-    /// If the set does not hold `e` (absent index, or a key of another generation).
+    /// If the set does not hold `e` (absent index, or a key with another tag).
     #[track_caller]
     fn index_mut(&mut self, e: E) -> &mut T {
         match self.position(e) {
@@ -769,11 +1179,11 @@ fn push_within_capacity<X>(v: &mut Vec<X>, x: X) {
 }
 
 /// The dense position a sparse slot gives `e`: `None` if the slot is vacant or `e` is a key
-/// of another generation.
+/// with another tag.
 #[inline]
 fn position_in<E: SparseKey>(slot: u64, e: E) -> Option<usize> {
-    if let Some(g) = e.sparse_generation() {
-        if slot_generation(slot) != g.get() {
+    if let Some(t) = e.sparse_tag() {
+        if slot_tag(slot) != t {
             return None;
         }
     }
@@ -782,20 +1192,23 @@ fn position_in<E: SparseKey>(slot: u64, e: E) -> Option<usize> {
 
 #[cold]
 #[track_caller]
-fn reserved_index() -> ! {
-    panic!("SparseSet::insert: entity index u32::MAX is reserved as the tombstone marker")
-}
-
-#[cold]
-#[track_caller]
 fn missing<E: SparseKey>(e: E) -> ! {
-    match e.sparse_generation() {
-        Some(g) => panic!(
-            "SparseSet: no value for entity {} at generation {} (absent or stale)",
-            e.sparse_index(),
-            g
+    let i = e.sparse_index();
+    match e.sparse_tag().map(Tag::from_bits) {
+        Some(t) if t.is_vacant() => {
+            panic!("SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set)")
+        }
+        Some(t) if t.type_id() != 0 => panic!(
+            "SparseSet: no value for entity {i} at generation {}, type id {} (absent, stale or \
+             foreign)",
+            t.generation(),
+            t.type_id()
         ),
-        None => panic!("SparseSet: no value for entity {}", e.sparse_index()),
+        Some(t) => panic!(
+            "SparseSet: no value for entity {i} at generation {} (absent or stale)",
+            t.generation()
+        ),
+        None => panic!("SparseSet: no value for entity {i}"),
     }
 }
 
@@ -804,7 +1217,8 @@ impl<T, E: SparseKey, const PAGE: usize> Extend<(E, T)> for SparseSet<T, PAGE> {
     ///
     /// # Panics
     ///
-    /// If an index is `u32::MAX`.
+    /// Where `insert` panics: a refused key, or an index above
+    /// [`max_index`](SparseSet::max_index).
     #[track_caller]
     fn extend<I: IntoIterator<Item = (E, T)>>(&mut self, iter: I) {
         let iter = iter.into_iter();
@@ -816,11 +1230,13 @@ impl<T, E: SparseKey, const PAGE: usize> Extend<(E, T)> for SparseSet<T, PAGE> {
 }
 
 impl<T, E: SparseKey, const PAGE: usize> FromIterator<(E, T)> for SparseSet<T, PAGE> {
-    /// Collects pairs; a repeated index keeps its first position and its last value.
+    /// Collects pairs, as [`insert`](SparseSet::insert) does: a repeated index keeps its
+    /// first position and its last value.
     ///
     /// # Panics
     ///
-    /// If an index is `u32::MAX`.
+    /// Where `insert` panics: a refused key (such as a stale key after a newer one of its
+    /// index), or index `u32::MAX`.
     #[track_caller]
     fn from_iter<I: IntoIterator<Item = (E, T)>>(iter: I) -> Self {
         let mut s = Self::new_paged();
@@ -836,10 +1252,10 @@ mod tests {
 
     #[test]
     fn slot_encoding_round_trips() {
-        for &(pos, g) in &[(0usize, 0u16), (5, 7), (u32::MAX as usize - 1, u16::MAX)] {
-            let s = encode(pos, g);
+        for &(pos, t) in &[(0usize, 0u32), (5, 7), (MAX_DENSE - 1, 0x7FFF_FFFF)] {
+            let s = encode(pos, t);
             assert_eq!(decode(s), Some(pos));
-            assert_eq!(slot_generation(s), g);
+            assert_eq!(slot_tag(s), t);
         }
         assert_eq!(decode(0), None);
     }
@@ -878,9 +1294,65 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "reserved as the tombstone")]
+    #[should_panic(expected = "index 4294967295 is above max_index 4294967294")]
     fn tombstone_index_is_rejected() {
         SparseSet::<u8>::new().insert(u32::MAX, 0);
+    }
+
+    #[test]
+    fn older_foreign_and_malformed_keys_are_refused() {
+        let mut s = SparseSet::<u8>::new();
+        let live = Handle::new(2, 5, 1).unwrap();
+        assert_eq!(s.insert(live, 1), None);
+        for (k, kind) in [
+            (Handle::new(2, 4, 1).unwrap(), InsertErrorKind::StaleKey),
+            (Handle::new(2, 4, 0).unwrap(), InsertErrorKind::StaleKey),
+            (Handle::new(2, 5, 2).unwrap(), InsertErrorKind::ForeignKey),
+        ] {
+            let err = s.try_insert(k, 9).unwrap_err();
+            assert_eq!((err.kind(), err.into_inner()), (kind, 9));
+            assert!(s.entry(k).is_none());
+        }
+        assert_eq!(s.get(live), Some(&1));
+        let newer = Handle::new(2, 6, 2).unwrap();
+        assert_eq!(s.try_insert(newer, 3).unwrap(), Some(1));
+        assert!(!s.contains(live) && s.contains(newer));
+        assert_eq!(s.key_of::<Handle>(2), Some(newer));
+        s.assert_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "stale key (index 2, generation 4): the entry holds generation 5")]
+    fn insert_panics_on_a_stale_key() {
+        let mut s = SparseSet::<u8>::new();
+        s.insert(Handle::new(2, 5, 0).unwrap(), 1);
+        s.insert(Handle::new(2, 4, 0).unwrap(), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "foreign key (index 2, generation 5, type id 3)")]
+    fn insert_panics_on_a_foreign_key() {
+        let mut s = SparseSet::<u8>::new();
+        s.insert(Handle::new(2, 5, 1).unwrap(), 1);
+        s.insert(Handle::new(2, 5, 3).unwrap(), 2);
+    }
+
+    #[test]
+    fn a_failed_insert_above_max_allocates_nothing() {
+        let mut s = SparseSet::<u64>::new().with_max_index(1 << 20);
+        for i in [(1 << 20) + 1, u32::MAX - 1, u32::MAX] {
+            let err = s.try_insert(i, 7).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                InsertErrorKind::IndexAboveMax {
+                    index: i,
+                    max: 1 << 20
+                }
+            );
+            assert_eq!(s.memory_usage(), 0);
+        }
+        assert_eq!(s.try_insert(1u32 << 20, 1).unwrap(), None);
+        assert!(s.entry(u32::MAX - 1).is_none());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Removal, one strategy per method, each named for what it does to the dense order.
 
-use super::{decode, position_in, Pages, SparseKey, SparseSet, TOMBSTONE};
+use super::{decode, is_malformed, position_in, slot_tag, Pages, SparseKey, SparseSet, TOMBSTONE};
 use alloc::vec::Vec;
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
@@ -168,7 +168,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// O(n).
     ///
     /// If `keep` panics, the set stays valid: the entries already rejected are removed, the
-    /// entry being visited and all later ones are kept.
+    /// entry being visited and all later ones are kept. If a rejected value's `Drop` panics,
+    /// that entry is removed, the later ones are kept, and the set stays valid.
     ///
     /// ```
     /// let mut s: dod::SparseSet<u32> = (0..6u32).map(|e| (e, e * 10)).collect();
@@ -224,48 +225,24 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         removed
     }
 
-    /// Removes every entry and returns them in dense order; the set is empty afterwards and
-    /// keeps its allocation.
-    ///
-    /// O(n).
-    ///
-    /// ```
-    /// let mut s: dod::SparseSet<char> = [(4u32, 'a'), (2, 'b')].into_iter().collect();
-    /// assert_eq!(s.drain(), [(4, 'a'), (2, 'b')]);
-    /// assert!(s.is_empty() && !s.contains(4u32));
-    /// ```
-    pub fn drain(&mut self) -> Vec<(u32, T)> {
-        for &e in &self.entities {
-            if e != TOMBSTONE {
-                self.pages.unlink(e);
-            }
-        }
-        self.pending = 0;
-        self.first_tombstone = 0;
-        let entities = core::mem::take(&mut self.entities);
-        let out = entities
-            .iter()
-            .zip(self.values.drain(..))
-            .filter(|(e, _)| **e != TOMBSTONE)
-            .map(|(e, v)| (*e, v))
-            .collect();
-        self.entities = entities;
-        self.entities.clear();
-        out
-    }
-
     /// Checks every invariant, panicking on the first that fails; for tests and fuzzing.
     /// O(allocated slots).
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
         assert_eq!(self.entities.len(), self.values.len());
+        assert!(
+            self.entities.len() <= super::MAX_DENSE,
+            "dense arrays too long"
+        );
         let mut tombstones = 0;
         for (i, &e) in self.entities.iter().enumerate() {
             if e == TOMBSTONE {
                 assert!(i >= self.first_tombstone);
                 tombstones += 1;
             } else {
-                assert_eq!(decode(self.slot(e)), Some(i), "entity {e}");
+                let slot = self.slot(e);
+                assert_eq!(decode(slot), Some(i), "entity {e}");
+                assert!(!is_malformed(slot_tag(slot)), "entity {e}: tag with bit 31");
             }
         }
         assert_eq!(tombstones, self.pending);
