@@ -305,8 +305,8 @@ fn frag_world<C: Contender>(per_type: usize) -> C {
     c
 }
 
-/// dod-world: batch spawn, `query().for_each`, `par_for_each`, `insert` / `remove`,
-/// `spawn` / `despawn`.
+/// dod-world: batch spawn, `query().for_each`, `par_for_each`, a `view_mut` to insert and
+/// remove one type (as shipyard's and specs' views), `spawn` / `despawn`.
 struct DodWorld(dod_world::World);
 
 impl Contender for DodWorld {
@@ -339,13 +339,15 @@ impl Contender for DodWorld {
         self.0.spawn_batch((0..n).map(|_| (Held(0.0),))).collect()
     }
     fn add(&mut self, es: &[Self::Entity]) {
+        let mut added = self.0.view_mut::<Added>();
         for &e in es {
-            self.0.insert(e, (Added(0.0),)).expect("alive");
+            added.insert(e, Added(0.0)).expect("alive");
         }
     }
     fn remove(&mut self, es: &[Self::Entity]) {
+        let mut added = self.0.view_mut::<Added>();
         for &e in es {
-            self.0.remove::<Added>(e);
+            added.remove(e);
         }
     }
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
