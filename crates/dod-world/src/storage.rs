@@ -625,18 +625,38 @@ impl Column {
         downcast_mut(self.any_mut().as_any_mut())
     }
 
-    /// The typed storage, mutable, through `&self`.
+    /// The typed storage, shared, without checking its type: the hot paths of queries, which
+    /// found the column by `T`'s id.
     ///
     /// # Safety
     ///
-    /// The caller has exclusive access to this column for `'a`: it holds `&mut World` (and
-    /// takes no other reference to this column), or this column's exclusive borrow flag.
+    /// `T` is the type the column was registered for, and the conditions of
+    /// [`any`](Column::any) hold.
+    #[inline]
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn storage_of<T: Component>(&self) -> &Storage<T> {
+        let any = self.any();
+        debug_assert!(any.as_any().is::<Storage<T>>(), "a column of another type");
+        // SAFETY: the column holds a `Storage<T>` (the caller's contract), which is what the
+        // data part of the `dyn AnyStorage` points at.
+        unsafe { &*(any as *const dyn AnyStorage).cast::<Storage<T>>() }
+    }
+
+    /// The typed storage, mutable, through `&self`, without checking its type.
+    ///
+    /// # Safety
+    ///
+    /// `T` is the type the column was registered for, and the caller has exclusive access to
+    /// this column for `'a`: it holds `&mut World` (and takes no other reference to this
+    /// column), or this column's exclusive borrow flag.
     #[inline]
     #[allow(unsafe_code, clippy::mut_from_ref)]
     pub(crate) unsafe fn storage_mut<'a, T: Component>(&'a self) -> &'a mut Storage<T> {
         // SAFETY: exclusive access for `'a` is the caller's contract.
         let any: &'a mut dyn AnyStorage = unsafe { &mut **self.storage.get() };
-        downcast_mut(any.as_any_mut())
+        debug_assert!(any.as_any().is::<Storage<T>>(), "a column of another type");
+        // SAFETY: the column holds a `Storage<T>` (the caller's contract).
+        unsafe { &mut *(any as *mut dyn AnyStorage).cast::<Storage<T>>() }
     }
 }
 

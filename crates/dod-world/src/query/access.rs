@@ -7,8 +7,9 @@ use smallvec::SmallVec;
 use crate::storage::{Component, ComponentId};
 use crate::World;
 
-/// The accesses of one query, inline for any reasonable query (no allocation per run).
-pub(crate) type Accesses = SmallVec<[Access; 16]>;
+/// The accesses of one query, inline for the common queries (no allocation per run, little
+/// to move).
+pub(crate) type Accesses = SmallVec<[Access; 6]>;
 
 /// How a query uses a storage.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -27,8 +28,10 @@ pub enum Kind {
 #[derive(Copy, Clone, Debug)]
 #[allow(unreachable_pub)]
 pub struct Access {
-    pub(crate) id: ComponentId,
-    pub(crate) name: &'static str,
+    /// The storage, or `None` if the type is not registered (nothing to borrow or find).
+    pub(crate) id: Option<ComponentId>,
+    /// The type's name, for messages (a function, so the entry stays small).
+    pub(crate) name: fn() -> &'static str,
     pub(crate) kind: Kind,
     /// Whether every entity the query visits has the component (not `Option`, not
     /// `Without`).
@@ -36,22 +39,28 @@ pub struct Access {
 }
 
 impl Access {
-    /// Records that the query uses `T` as `kind` (nothing if `T` is not registered: no storage,
-    /// nothing to borrow).
+    /// Records that the query uses `T` as `kind`: one entry per element and filter, in order,
+    /// which `prepare` takes back one by one.
     pub(crate) fn push<T: Component>(
         world: &World,
         kind: Kind,
         required: bool,
         out: &mut Accesses,
     ) {
-        if let Some(id) = world.components().id::<T>() {
-            out.push(Access {
-                id,
-                name: core::any::type_name::<T>(),
-                kind,
-                required,
-            });
-        }
+        out.push(Access {
+            id: world.components().id::<T>(),
+            name: core::any::type_name::<T>,
+            kind,
+            required,
+        });
+    }
+
+    /// The storage of the next element, taking its entry off `ids`.
+    #[inline]
+    pub(crate) fn take(ids: &mut &[Access]) -> Option<ComponentId> {
+        let (first, rest) = ids.split_first()?;
+        *ids = rest;
+        first.id
     }
 }
 
@@ -60,17 +69,17 @@ impl Access {
 pub(crate) fn check_conflicts(accesses: &[Access]) {
     for (i, a) in accesses.iter().enumerate() {
         for b in &accesses[i + 1..] {
-            if a.id != b.id {
+            if a.id.is_none() || a.id != b.id {
                 continue;
             }
             match (a.kind, b.kind) {
                 (Kind::Write, Kind::Write) => panic!(
                     "a query asks for `{}` mutably twice; ask for each component once",
-                    a.name
+                    (a.name)()
                 ),
                 (Kind::Write, Kind::Read) | (Kind::Read, Kind::Write) => panic!(
                     "a query asks for `{}` both mutably and shared; ask for it once, mutably",
-                    a.name
+                    (a.name)()
                 ),
                 _ => {}
             }
@@ -82,7 +91,7 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
 pub(crate) struct Held<'w> {
     world: &'w World,
     /// `(column, exclusive)`.
-    held: SmallVec<[(ComponentId, bool); 16]>,
+    held: SmallVec<[(ComponentId, bool); 8]>,
 }
 
 impl<'w> Held<'w> {
@@ -98,12 +107,13 @@ impl<'w> Held<'w> {
             world,
             held: SmallVec::new(),
         };
-        let mut wanted: SmallVec<[(ComponentId, &'static str, bool); 16]> = SmallVec::new();
+        let mut wanted: SmallVec<[(ComponentId, fn() -> &'static str, bool); 8]> = SmallVec::new();
         for a in accesses {
+            let Some(id) = a.id else { continue };
             let write = a.kind == Kind::Write;
-            match wanted.iter_mut().find(|w| w.0 == a.id) {
+            match wanted.iter_mut().find(|w| w.0 == id) {
                 Some(w) => w.2 |= write,
-                None => wanted.push((a.id, a.name, write)),
+                None => wanted.push((id, a.name, write)),
             }
         }
         for (id, name, write) in wanted {
@@ -121,8 +131,9 @@ impl<'w> Held<'w> {
                 };
                 drop(held);
                 panic!(
-                    "`{name}` is already borrowed {by} by a query running at the same time; \
+                    "`{}` is already borrowed {by} by a query running at the same time; \
                      cannot borrow it {}",
+                    name(),
                     if write { "mutably" } else { "shared" }
                 );
             }

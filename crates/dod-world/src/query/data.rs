@@ -77,13 +77,19 @@ pub unsafe trait QueryData {
     fn access(world: &World, out: &mut Accesses);
 
     /// Prepares a run; `None` if no entity can match (a required type was never registered).
+    /// Takes the element's entries of `access` off `ids`, in order.
     ///
     /// # Safety
     ///
     /// The caller has checked `access` against every other live access to the world (the
-    /// query's own elements included) and holds what it needs for `'w`.
+    /// query's own elements included) and holds what it needs for `'w`; `ids` is what
+    /// `access` listed for this world.
     #[doc(hidden)]
-    unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>>;
+    unsafe fn prepare<'w>(
+        world: &'w World,
+        ticks: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Self::State<'w>>;
 
     /// Offers the element's storage as the driver.
     #[doc(hidden)]
@@ -106,6 +112,29 @@ pub unsafe trait QueryData {
     /// An item with a shorter lifetime (every item is covariant in it).
     #[doc(hidden)]
     fn shrink<'long: 'short, 'short>(item: Self::Item<'long>) -> Self::Item<'short>;
+
+    /// Whether every element is walked by position (the driver's storage, or a driving
+    /// group's): then every position is aligned, and
+    /// [`fetch_aligned`](QueryData::fetch_aligned) serves with no lookup and no test.
+    #[doc(hidden)]
+    fn walked(state: &Self::State<'_>) -> bool;
+
+    /// Whether, for every position `p` in `range` of the driver (whose dense indices are
+    /// `indices`), every element holds entity `indices[p]` at position `p` too: entities that
+    /// gain and lose components together keep storages aligned, and then
+    /// [`fetch_aligned`](QueryData::fetch_aligned) serves. One slice comparison per element.
+    #[doc(hidden)]
+    fn aligned(state: &Self::State<'_>, indices: &[u32], range: core::ops::Range<usize>) -> bool;
+
+    /// The item of entity `index` at the aligned position `pos`.
+    ///
+    /// # Safety
+    ///
+    /// `pos` is aligned ([`aligned`](QueryData::aligned) or [`walked`](QueryData::walked)
+    /// said so), `index` is the driver's entity there, and no item of this run for it is
+    /// alive.
+    #[doc(hidden)]
+    unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Self::Item<'w>;
 }
 
 /// A [`QueryData`] that only reads: usable through `&World`
@@ -127,7 +156,11 @@ unsafe impl QueryData for Entity {
 
     fn access(_: &World, _: &mut Accesses) {}
 
-    unsafe fn prepare<'w>(world: &'w World, _: RunTicks) -> Option<Self::State<'w>> {
+    unsafe fn prepare<'w>(
+        world: &'w World,
+        _: RunTicks,
+        _: &mut &[Access],
+    ) -> Option<Self::State<'w>> {
         Some(world.entities())
     }
 
@@ -145,6 +178,21 @@ unsafe impl QueryData for Entity {
     #[inline]
     fn shrink<'long: 'short, 'short>(item: Entity) -> Entity {
         item
+    }
+
+    #[inline]
+    fn walked(_: &Self::State<'_>) -> bool {
+        true
+    }
+
+    #[inline]
+    fn aligned(_: &Self::State<'_>, _: &[u32], _: core::ops::Range<usize>) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, _: usize) -> Self::Item<'w> {
+        state.entity_at(index)
     }
 }
 
@@ -195,6 +243,22 @@ impl<'w, P: Copy> Column<'w, P> {
         }
     }
 
+    /// Whether the column is walked by position.
+    #[inline]
+    fn is_walked(&self) -> bool {
+        matches!(self, Column::Set { driver: true, .. })
+    }
+
+    /// Whether the column holds `indices[p]` at every position `p` of `range`.
+    #[inline]
+    fn is_aligned(&self, indices: &[u32], range: core::ops::Range<usize>) -> bool {
+        match self {
+            Column::Set { driver: true, .. } => true,
+            Column::Set { sparse, .. } => sparse.indices().get(range.clone()) == indices.get(range),
+            Column::Tag { .. } => false,
+        }
+    }
+
     /// The dense position of entity `index`, or `None` if it has no value here: the run's
     /// position when this column is walked by position; else that same position if this
     /// storage holds `index` there too (entities that gain and lose components together keep
@@ -215,16 +279,19 @@ impl<'w, P: Copy> Column<'w, P> {
     }
 }
 
-/// The shared column of `T`, if registered.
+/// The shared column of `T`, whose id is `id`.
 ///
 /// # Safety
 ///
-/// No `&mut` to `T`'s storage is live for `'w` (the caller's access checks).
+/// No `&mut` to `T`'s storage is live for `'w` (the caller's access checks); `id` is `T`'s.
 #[allow(unsafe_code)]
-unsafe fn shared_column<'w, T: Component>(world: &'w World) -> Option<Column<'w, *const T>> {
-    let id = world.components().id::<T>()?;
-    let storage: &'w Storage<T> = world.components().columns[id.index()].storage();
-    Some(if storage.in_bits {
+unsafe fn shared_column<'w, T: Component>(
+    world: &'w World,
+    id: ComponentId,
+) -> Column<'w, *const T> {
+    // SAFETY: `id` is `T`'s (the caller's contract).
+    let storage: &'w Storage<T> = unsafe { world.components().columns[id.index()].storage_of() };
+    if storage.in_bits {
         Column::Tag {
             id,
             bits: &storage.tags,
@@ -241,25 +308,26 @@ unsafe fn shared_column<'w, T: Component>(world: &'w World) -> Option<Column<'w,
             changed: core::ptr::null_mut(),
             now: Tick::default(),
         }
-    })
+    }
 }
 
-/// The exclusive column of `T`, if registered; its writes are stamped `now` when `T` is
+/// The exclusive column of `T`, whose id is `id`; its writes are stamped `now` when `T` is
 /// tracked.
 ///
 /// # Safety
 ///
-/// The caller has exclusive access to `T`'s storage for `'w`.
+/// The caller has exclusive access to `T`'s storage for `'w`; `id` is `T`'s.
 #[allow(unsafe_code)]
 unsafe fn exclusive_column<'w, T: Component>(
     world: &'w World,
+    id: ComponentId,
     now: Tick,
-) -> Option<Column<'w, *mut T>> {
-    let id = world.components().id::<T>()?;
+) -> Column<'w, *mut T> {
     let column = &world.components().columns[id.index()];
-    // SAFETY: exclusive access to this column for `'w` is the caller's contract.
+    // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
+    // contract.
     let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
-    Some(if storage.in_bits {
+    if storage.in_bits {
         let len = storage.tag_count;
         Column::Tag {
             id,
@@ -281,7 +349,7 @@ unsafe fn exclusive_column<'w, T: Component>(
             changed,
             now,
         }
-    })
+    }
 }
 
 // SAFETY: reads `T`'s storage only, as declared.
@@ -294,9 +362,14 @@ unsafe impl<T: Component> QueryData for &T {
         Access::push::<T>(world, Kind::Read, true, out);
     }
 
-    unsafe fn prepare<'w>(world: &'w World, _: RunTicks) -> Option<Self::State<'w>> {
-        // SAFETY: the caller checked that no write to `T` is live.
-        unsafe { shared_column(world) }
+    unsafe fn prepare<'w>(
+        world: &'w World,
+        _: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Self::State<'w>> {
+        let id = Access::take(ids)?;
+        // SAFETY: the caller checked that no write to `T` is live; `access` listed `T`'s id.
+        Some(unsafe { shared_column(world, id) })
     }
 
     #[inline]
@@ -326,6 +399,26 @@ unsafe impl<T: Component> QueryData for &T {
     fn shrink<'long: 'short, 'short>(item: &'long T) -> &'short T {
         item
     }
+
+    #[inline]
+    fn walked(state: &Self::State<'_>) -> bool {
+        state.is_walked()
+    }
+
+    #[inline]
+    fn aligned(state: &Self::State<'_>, indices: &[u32], range: core::ops::Range<usize>) -> bool {
+        state.is_aligned(indices, range)
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, _: u32, pos: usize) -> &'w T {
+        match *state {
+            // SAFETY: `pos` is aligned (the caller's contract), so it is a dense position of
+            // this column, readable for `'w`.
+            Column::Set { values, .. } => unsafe { &*values.add(pos) },
+            Column::Tag { .. } => unreachable!("a tag in bits is never aligned"),
+        }
+    }
 }
 
 // SAFETY: declares a read only.
@@ -345,9 +438,15 @@ unsafe impl<T: Component> QueryData for &mut T {
         Access::push::<T>(world, Kind::Write, true, out);
     }
 
-    unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>> {
-        // SAFETY: the caller checked that this is the only access to `T`.
-        unsafe { exclusive_column(world, ticks.now) }
+    unsafe fn prepare<'w>(
+        world: &'w World,
+        ticks: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Self::State<'w>> {
+        let id = Access::take(ids)?;
+        // SAFETY: the caller checked that this is the only access to `T`; `access` listed
+        // `T`'s id.
+        Some(unsafe { exclusive_column(world, id, ticks.now) })
     }
 
     #[inline]
@@ -387,6 +486,37 @@ unsafe impl<T: Component> QueryData for &mut T {
     fn shrink<'long: 'short, 'short>(item: &'long mut T) -> &'short mut T {
         item
     }
+
+    #[inline]
+    fn walked(state: &Self::State<'_>) -> bool {
+        state.is_walked()
+    }
+
+    #[inline]
+    fn aligned(state: &Self::State<'_>, indices: &[u32], range: core::ops::Range<usize>) -> bool {
+        state.is_aligned(indices, range)
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, _: u32, pos: usize) -> &'w mut T {
+        match *state {
+            Column::Set {
+                values,
+                changed,
+                now,
+                ..
+            } => {
+                if !changed.is_null() {
+                    // SAFETY: one stamp per dense value; `pos` is below the length.
+                    unsafe { *changed.add(pos) = now };
+                }
+                // SAFETY: `pos` is aligned (the caller's contract): a dense position of this
+                // column, whose storage is this run's alone; no other item for it is live.
+                unsafe { &mut *values.add(pos) }
+            }
+            Column::Tag { .. } => unreachable!("a tag in bits is never aligned"),
+        }
+    }
 }
 
 // --- Option<Q> ------------------------------------------------------------------------------
@@ -409,9 +539,13 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
         }
     }
 
-    unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>> {
+    unsafe fn prepare<'w>(
+        world: &'w World,
+        ticks: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Self::State<'w>> {
         // SAFETY: forwarded contract.
-        Some(Optional(unsafe { Q::prepare(world, ticks) }))
+        Some(Optional(unsafe { Q::prepare(world, ticks, ids) }))
     }
 
     #[inline]
@@ -441,6 +575,30 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     fn shrink<'long: 'short, 'short>(item: Self::Item<'long>) -> Self::Item<'short> {
         item.map(Q::shrink)
     }
+
+    #[inline]
+    fn walked(state: &Self::State<'_>) -> bool {
+        state.0.as_ref().is_none_or(Q::walked)
+    }
+
+    #[inline]
+    fn aligned(state: &Self::State<'_>, indices: &[u32], range: core::ops::Range<usize>) -> bool {
+        // Aligned when the storage does not exist (always `None`) or holds every entity of
+        // the range at its position (always `Some`).
+        state
+            .0
+            .as_ref()
+            .is_none_or(|s| Q::aligned(s, indices, range))
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Self::Item<'w> {
+        // SAFETY: forwarded contract: an inner state that exists is aligned too.
+        state
+            .0
+            .as_ref()
+            .map(|s| unsafe { Q::fetch_aligned(s, index, pos) })
+    }
 }
 
 // SAFETY: reads only if `Q` does.
@@ -461,9 +619,15 @@ macro_rules! tuple_data {
                 $($q::access(world, out);)*
             }
 
-            unsafe fn prepare<'w>(world: &'w World, ticks: RunTicks) -> Option<Self::State<'w>> {
-                // SAFETY: forwarded contract.
-                Some(($(unsafe { $q::prepare(world, ticks)? },)*))
+            unsafe fn prepare<'w>(
+                world: &'w World,
+                ticks: RunTicks,
+                ids: &mut &[Access],
+            ) -> Option<Self::State<'w>> {
+                // SAFETY: forwarded contract. Every element takes its entries off `ids` even
+                // when an earlier one found no storage (`?` after all of them).
+                let states = ($(unsafe { $q::prepare(world, ticks, ids) },)*);
+                Some(($(states.$i?,)*))
             }
 
             #[inline]
@@ -485,6 +649,22 @@ macro_rules! tuple_data {
             #[inline]
             fn shrink<'long: 'short, 'short>(item: Self::Item<'long>) -> Self::Item<'short> {
                 ($($q::shrink(item.$i),)*)
+            }
+
+            #[inline]
+            fn walked(state: &Self::State<'_>) -> bool {
+                true $(&& $q::walked(&state.$i))*
+            }
+
+            #[inline]
+            fn aligned(state: &Self::State<'_>, indices: &[u32], range: core::ops::Range<usize>) -> bool {
+                true $(&& $q::aligned(&state.$i, indices, range.clone()))*
+            }
+
+            #[inline]
+            unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Self::Item<'w> {
+                // SAFETY: forwarded contract, element by element.
+                ($(unsafe { $q::fetch_aligned(&state.$i, index, pos) },)*)
             }
         }
 

@@ -63,15 +63,14 @@ impl Presence<'_> {
     }
 }
 
-/// The presence of `T` in `world`, if `T` is registered.
-fn presence<T: Component>(world: &World) -> Option<Presence<'_>> {
-    let id = world.components().id::<T>()?;
+/// The presence of `T`, whose id is `id`, in `world`.
+fn presence<T: Component>(world: &World, id: ComponentId) -> Presence<'_> {
     let storage: &Storage<T> = world.components().columns[id.index()].storage();
-    Some(if storage.in_bits {
+    if storage.in_bits {
         Presence::Tag(id, &storage.tags, storage.tag_count)
     } else {
         Presence::Set(id, storage.set.split().0)
-    })
+    }
 }
 
 /// A condition a query's entities meet: `()` (none), [`With<T>`], [`Without<T>`],
@@ -87,13 +86,22 @@ pub unsafe trait QueryFilter {
     #[doc(hidden)]
     type State<'w>;
 
+    /// Whether the filter keeps every entity (`()` and tuples of it): a run can skip it.
+    #[doc(hidden)]
+    const KEEPS_ALL: bool = false;
+
     /// Declares the storages read (as filters: only their sparse side and stamps).
     #[doc(hidden)]
     fn access(world: &World, out: &mut Accesses);
 
-    /// Prepares a run; `None` if no entity can match.
+    /// Prepares a run; `None` if no entity can match. Takes the filter's entries of `access`
+    /// off `ids`, in order.
     #[doc(hidden)]
-    fn prepare(world: &World, ticks: RunTicks) -> Option<Self::State<'_>>;
+    fn prepare<'w>(
+        world: &'w World,
+        ticks: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Self::State<'w>>;
 
     /// Offers the filter's storage as the driver.
     #[doc(hidden)]
@@ -117,8 +125,8 @@ unsafe impl<T: Component> QueryFilter for With<T> {
         Access::push::<T>(world, Kind::Filter, true, out);
     }
 
-    fn prepare(world: &World, _: RunTicks) -> Option<Presence<'_>> {
-        presence::<T>(world)
+    fn prepare<'w>(world: &'w World, _: RunTicks, ids: &mut &[Access]) -> Option<Presence<'w>> {
+        Some(presence::<T>(world, Access::take(ids)?))
     }
 
     #[inline]
@@ -152,8 +160,12 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
         Access::push::<T>(world, Kind::Filter, false, out);
     }
 
-    fn prepare(world: &World, _: RunTicks) -> Option<Option<Presence<'_>>> {
-        Some(presence::<T>(world))
+    fn prepare<'w>(
+        world: &'w World,
+        _: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Option<Presence<'w>>> {
+        Some(Access::take(ids).map(|id| presence::<T>(world, id)))
     }
 
     #[inline]
@@ -237,10 +249,14 @@ impl Stamps<'_> {
     }
 }
 
-/// The stamps of `T`, added or changed.
+/// The stamps of `T` (whose id is `id`), added or changed.
 #[track_caller]
-fn stamps<T: Component>(world: &World, ticks: RunTicks, added: bool) -> Option<Stamps<'_>> {
-    let id = world.components().id::<T>()?;
+fn stamps<T: Component>(
+    world: &World,
+    id: ComponentId,
+    ticks: RunTicks,
+    added: bool,
+) -> Stamps<'_> {
     let storage: &Storage<T> = world.components().columns[id.index()].storage();
     let Some(t) = &storage.ticks else {
         panic!(
@@ -250,7 +266,7 @@ fn stamps<T: Component>(world: &World, ticks: RunTicks, added: bool) -> Option<S
             core::any::type_name::<T>()
         )
     };
-    Some(Stamps {
+    Stamps {
         id,
         sparse: storage.set.split().0,
         stamps: if added {
@@ -260,7 +276,7 @@ fn stamps<T: Component>(world: &World, ticks: RunTicks, added: bool) -> Option<S
         },
         ticks,
         driver: false,
-    })
+    }
 }
 
 macro_rules! change_filter {
@@ -275,8 +291,12 @@ macro_rules! change_filter {
             }
 
             #[track_caller]
-            fn prepare(world: &World, ticks: RunTicks) -> Option<Stamps<'_>> {
-                stamps::<T>(world, ticks, $added)
+            fn prepare<'w>(
+                world: &'w World,
+                ticks: RunTicks,
+                ids: &mut &[Access],
+            ) -> Option<Stamps<'w>> {
+                Some(stamps::<T>(world, Access::take(ids)?, ticks, $added))
             }
 
             #[inline]
@@ -307,14 +327,22 @@ macro_rules! tuple_filter {
         #[allow(unsafe_code, clippy::unused_unit, unused_variables)]
         unsafe impl<$($f: QueryFilter),*> QueryFilter for ($($f,)*) {
             type State<'w> = ($($f::State<'w>,)*);
+            const KEEPS_ALL: bool = true $(&& $f::KEEPS_ALL)*;
 
             fn access(world: &World, out: &mut Accesses) {
                 $($f::access(world, out);)*
             }
 
             #[track_caller]
-            fn prepare(world: &World, ticks: RunTicks) -> Option<Self::State<'_>> {
-                Some(($($f::prepare(world, ticks)?,)*))
+            fn prepare<'w>(
+                world: &'w World,
+                ticks: RunTicks,
+                ids: &mut &[Access],
+            ) -> Option<Self::State<'w>> {
+                // Every filter takes its entries off `ids` even when an earlier one matches
+                // nothing (`?` after all of them).
+                let states = ($($f::prepare(world, ticks, ids),)*);
+                Some(($(states.$i?,)*))
             }
 
             #[inline]

@@ -27,7 +27,7 @@ use dod::BitSet;
 
 use crate::entity::Entity;
 use crate::World;
-use access::{check_conflicts, Accesses, Held};
+use access::{check_conflicts, Access, Accesses, Held};
 use smallvec::SmallVec;
 
 use crate::storage::{ComponentId, Tick};
@@ -36,6 +36,9 @@ pub use data::{QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, QueryFilter, With, Without};
 pub use slices::SliceData;
 pub use state::QueryState;
+
+/// How many positions a run checks for alignment at once (one slice comparison per element).
+const ALIGNED_CHUNK: usize = 64;
 
 /// A prepared run: the elements' and filters' states, and the driver (`None`: every live
 /// entity, for a query that requires no component).
@@ -54,23 +57,36 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
     /// world as they declare for `'w` (see [`Query::new`]).
     #[allow(unsafe_code)]
     #[track_caller]
-    unsafe fn prepare(world: &'w World, ticks: RunTicks) -> Option<Self> {
+    unsafe fn prepare(world: &'w World, ticks: RunTicks, accesses: &[Access]) -> Option<Self> {
+        let mut ids = accesses;
+        // SAFETY: forwarded contract; `accesses` is what `Q` and `F` listed, in that order.
+        let data = unsafe { Q::prepare(world, ticks, &mut ids) };
+        let filter = F::prepare(world, ticks, &mut ids);
         Some(Run {
-            // SAFETY: forwarded contract.
-            data: unsafe { Q::prepare(world, ticks)? },
-            filter: F::prepare(world, ticks)?,
+            data: data?,
+            filter: filter?,
             driver: None,
         })
     }
 
     /// Picks how the run walks: the packed prefix of a group whose types the query all
     /// requires (no lookups for them), or else the smallest required storage.
-    fn drive(mut self, world: &'w World, required: &[ComponentId]) -> Self {
+    fn drive(mut self, world: &'w World, accesses: &[Access]) -> Self {
         let mut best = None;
         Q::offer(&self.data, &mut best);
         F::offer(&self.filter, &mut best);
         let components = world.components();
-        if let Some(group) = components.group_within(required) {
+        let group = if components.has_groups() {
+            let required: SmallVec<[ComponentId; 16]> = accesses
+                .iter()
+                .filter(|a| a.required)
+                .filter_map(|a| a.id)
+                .collect();
+            components.group_within(&required)
+        } else {
+            None
+        };
+        if let Some(group) = group {
             if best
                 .as_ref()
                 .is_none_or(|b: &data::Candidate<'_>| group.len <= b.len)
@@ -128,8 +144,8 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     checked: bool,
     /// The flags held, once a run has taken them (released on drop).
     held: Option<Held<'w>>,
-    /// The components every visited entity has, once the accesses are checked.
-    required: Option<SmallVec<[ComponentId; 16]>>,
+    /// What the query's elements and filters use, once checked.
+    accesses: Option<Accesses>,
     /// The tick the query's state last ran at, updated by every run (change filters).
     last_run: Option<&'w mut Tick>,
     _types: Types<Q, F>,
@@ -147,7 +163,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             world,
             checked,
             held: None,
-            required: None,
+            accesses: None,
             last_run: None,
             _types: PhantomData,
         }
@@ -199,7 +215,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             world: self.world,
             checked: self.checked,
             held: None,
-            required: None,
+            accesses: None,
             last_run: self.last_run,
             _types: PhantomData,
         }
@@ -208,24 +224,17 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// Checks the query's accesses once, and takes the borrow flags in the shared form.
     #[track_caller]
     fn access(&mut self) {
-        if self.required.is_some() {
+        if self.accesses.is_some() {
             return;
         }
-        let mut accesses = Accesses::new();
-        Q::access(self.world, &mut accesses);
-        F::access(self.world, &mut accesses);
-        check_conflicts(&accesses);
+        let world = self.world;
+        let accesses = self.accesses.insert(Accesses::new());
+        Q::access(world, accesses);
+        F::access(world, accesses);
+        check_conflicts(accesses);
         if self.checked {
-            self.held = Some(Held::acquire(self.world, &accesses));
+            self.held = Some(Held::acquire(world, accesses));
         }
-        let mut required: SmallVec<[ComponentId; 16]> = accesses
-            .iter()
-            .filter(|a| a.required)
-            .map(|a| a.id)
-            .collect();
-        required.sort_unstable();
-        required.dedup();
-        self.required = Some(required);
     }
 
     /// The ticks of a new run: stamps `now`, looks for changes since the state's last run
@@ -260,7 +269,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         // runs overlap.
         #[allow(unsafe_code)]
         unsafe {
-            Run::prepare(self.world, ticks)
+            Run::prepare(self.world, ticks, self.accesses.as_deref().unwrap_or(&[]))
         }
     }
 
@@ -270,12 +279,11 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         self.access();
         let ticks = self.ticks();
         let world: &World = self.world;
+        let accesses = self.accesses.as_deref().unwrap_or(&[]);
         // SAFETY: as in `prepare`.
         #[allow(unsafe_code)]
-        let run = unsafe { Run::prepare(world, ticks)? };
-        // `access` has filled `required`.
-        let required = self.required.as_deref().unwrap_or(&[]);
-        Some(run.drive(world, required))
+        let run = unsafe { Run::prepare(world, ticks, accesses)? };
+        Some(run.drive(world, accesses))
     }
 
     /// Calls `f` with the item of every matching entity, driving from the smallest required
@@ -305,32 +313,46 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         let Some(run) = self.start() else {
             return;
         };
-        let Run {
-            data,
-            filter,
-            driver,
-        } = &run;
-        let mut visit = |index: u32, pos: usize| {
-            if !F::matches(filter, index, pos) {
-                return;
-            }
-            // SAFETY: every index comes once from the driver (a dense slice of distinct
-            // indices of live entities, or the bits of a tag); the item borrows the run.
-            #[allow(unsafe_code)]
-            if let Some(item) = unsafe { Q::fetch(data, index, pos) } {
-                f(Q::shrink(item));
-            }
-        };
-        match driver {
-            Some(Driver::Dense(indices)) => {
+        let (data, filter) = (&run.data, &run.filter);
+        match run.driver {
+            Some(Driver::Dense(indices)) if Q::walked(data) => {
+                // Every element is walked by position (the driver's storage, a driving group's):
+                // a walk over slices in lockstep.
                 for (pos, &index) in indices.iter().enumerate() {
-                    visit(index, pos);
+                    // SAFETY: every position is aligned, each comes once, and the item borrows
+                    // the run.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        aligned::<Q, F>(data, filter, index, pos, &mut f)
+                    };
                 }
             }
-            Some(Driver::Bits(bits)) => bits.for_each(|index| visit(index, usize::MAX)),
+            Some(Driver::Dense(indices)) => {
+                for start in (0..indices.len()).step_by(ALIGNED_CHUNK) {
+                    let end = (start + ALIGNED_CHUNK).min(indices.len());
+                    let chunk = &indices[start..end];
+                    if Q::aligned(data, indices, start..end) {
+                        // Every element holds the driver's entity at the same position.
+                        for (k, &index) in chunk.iter().enumerate() {
+                            // SAFETY: as above, for this chunk.
+                            #[allow(unsafe_code)]
+                            unsafe {
+                                aligned::<Q, F>(data, filter, index, start + k, &mut f)
+                            };
+                        }
+                    } else {
+                        for (k, &index) in chunk.iter().enumerate() {
+                            visit::<Q, F>(data, filter, index, start + k, &mut f);
+                        }
+                    }
+                }
+            }
+            Some(Driver::Bits(bits)) => {
+                bits.for_each(|index| visit::<Q, F>(data, filter, index, usize::MAX, &mut f))
+            }
             None => {
                 for e in entities.iter() {
-                    visit(e.index(), usize::MAX);
+                    visit::<Q, F>(data, filter, e.index(), usize::MAX, &mut f);
                 }
             }
         }
@@ -409,6 +431,48 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         let mut n = 0;
         self.for_each(|_| n += 1);
         n
+    }
+}
+
+/// Visits entity `index` at the aligned position `pos`: filter, call `f`.
+///
+/// # Safety
+///
+/// `pos` is aligned for every element ([`QueryData::aligned`] or [`QueryData::walked`]), and
+/// `index` is the driver's entity there, visited once.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn aligned<'w, Q: QueryData, F: QueryFilter>(
+    data: &Q::State<'w>,
+    filter: &F::State<'w>,
+    index: u32,
+    pos: usize,
+    f: &mut impl FnMut(Q::Item<'_>),
+) {
+    if F::KEEPS_ALL || F::matches(filter, index, pos) {
+        // SAFETY: the caller's contract; the item lives only for the call.
+        let item = unsafe { Q::fetch_aligned(data, index, pos) };
+        f(Q::shrink(item));
+    }
+}
+
+/// Visits entity `index` (at the driver's position `pos`): filter, look up, call `f`.
+#[inline(always)]
+fn visit<'w, Q: QueryData, F: QueryFilter>(
+    data: &Q::State<'w>,
+    filter: &F::State<'w>,
+    index: u32,
+    pos: usize,
+    f: &mut impl FnMut(Q::Item<'_>),
+) {
+    if !F::matches(filter, index, pos) {
+        return;
+    }
+    // SAFETY: every index comes once from the driver (a dense slice of distinct indices of
+    // live entities, or the bits of a tag); the item lives only for the call.
+    #[allow(unsafe_code)]
+    if let Some(item) = unsafe { Q::fetch(data, index, pos) } {
+        f(Q::shrink(item));
     }
 }
 
@@ -551,11 +615,12 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F> {
         let held = self.held.take();
         let ticks = self.ticks();
         let world = self.world;
-        let required = self.required.take().unwrap_or_default();
+        let accesses = self.accesses.take().unwrap_or_default();
         // SAFETY: as in `Query::prepare`: the accesses were checked, and the flags (if any)
         // move into the iterator with the run; the query is consumed, so nothing else runs it.
         #[allow(unsafe_code)]
-        let run = unsafe { Run::prepare(world, ticks) }.map(|r| r.drive(world, &required));
+        let run =
+            unsafe { Run::prepare(world, ticks, &accesses) }.map(|r| r.drive(world, &accesses));
         QueryIntoIter {
             cursor: Cursor::new(run, world),
             _held: held,
