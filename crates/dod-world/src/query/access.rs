@@ -87,6 +87,9 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
     }
 }
 
+/// A storage a shared-form query borrows: its id, its type's name, and whether exclusively.
+type Wanted = (ComponentId, fn() -> &'static str, bool);
+
 /// The borrow flags a query of the shared form holds, released when dropped.
 pub(crate) struct Held<'w> {
     world: &'w World,
