@@ -110,7 +110,8 @@ impl<'w> Held<'w> {
             world,
             held: SmallVec::new(),
         };
-        let mut wanted: SmallVec<[(ComponentId, fn() -> &'static str, bool); 8]> = SmallVec::new();
+        // Per storage: the strongest use (exclusive if any element writes it).
+        let mut wanted: SmallVec<[Wanted; 8]> = SmallVec::new();
         for a in accesses {
             let Some(id) = a.id else { continue };
             let write = a.kind == Kind::Write;
