@@ -189,6 +189,14 @@ fn load_of<T: Component + DeserializeOwned>(
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
             let storage = self.0.components_mut().storage_or_insert::<T>();
             while let Some((index, value)) = seq.next_element::<(u32, T)>()? {
+                // No entity has index u32::MAX (a world has at most u32::MAX slots), and
+                // the sparse set reserves it: refuse it before the storage sees it.
+                if index == u32::MAX {
+                    return Err(de::Error::custom(format_args!(
+                        "component `{}` on dead entity {index}",
+                        core::any::type_name::<T>()
+                    )));
+                }
                 if storage.insert(index, value).is_some() {
                     return Err(de::Error::custom(format_args!(
                         "entity {index} has the component `{}` twice",

@@ -1785,3 +1785,43 @@ mod props {
         }
     }
 }
+
+/// Saves found wrong by the fuzzer or the model, kept as plain tests.
+#[cfg(all(test, feature = "serde"))]
+mod bad_saves {
+    use super::*;
+
+    /// Loads `json` into a world holding one entity: an error naming `why`, the world as it
+    /// was, and no component leaked.
+    fn refused(json: &str, why: &str) {
+        let base = counts();
+        let mut world = new_world(0);
+        let keep = world.spawn((A(1), C::new(2)));
+        let err = world
+            .load(&mut serde_json::Deserializer::from_str(json))
+            .expect_err("a bad save is an error");
+        assert!(err.to_string().contains(why), "{why}: {err}");
+        assert_eq!(world.get::<A>(keep), Some(&A(1)));
+        assert_eq!(world.get::<C>(keep).map(|c| c.v), Some(2));
+        world.assert_invariants();
+        drop(world);
+        assert_eq!(counts(), base);
+    }
+
+    #[test]
+    fn a_component_at_the_index_no_entity_can_have_is_an_error_not_a_panic() {
+        // u32::MAX is the one index no entity has (and the sparse set's tombstone marker).
+        for name in ["a", "c", "t1", "g"] {
+            let value = if name == "a" || name == "c" {
+                "7"
+            } else {
+                "null"
+            };
+            let json = format!(
+                r#"{{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{{"{name}":[[4294967295,{value}]]}},"data":null}}"#
+            );
+            let r = catch_unwind(AssertUnwindSafe(|| refused(&json, "dead entity")));
+            assert!(r.is_ok(), "loading `{name}` at index u32::MAX panics");
+        }
+    }
+}
