@@ -273,7 +273,8 @@ impl World {
 
     /// Spawns an entity per bundle of `iter`, reserving room once for the iterator's size
     /// hint, and returns the entities in order as they are spawned. Bundles the iterator does
-    /// not reach are spawned when it is dropped. O(n × components).
+    /// not reach are spawned when it is dropped, unless a panic drops it: then they are
+    /// dropped unspawned (an iterator that panicked is not called again). O(n × components).
     ///
     /// # Panics
     ///
@@ -802,7 +803,7 @@ impl fmt::Debug for World {
 }
 
 /// The entities of a [`World::spawn_batch`], spawned as the iterator is walked (and the rest
-/// when it is dropped).
+/// when it is dropped, unless by a panic).
 pub struct SpawnBatch<'w, I: Iterator<Item = B>, B: Bundle> {
     entities: &'w mut Entities,
     targets: B::Targets<'w>,
@@ -829,6 +830,11 @@ impl<I: ExactSizeIterator<Item = B>, B: Bundle> ExactSizeIterator for SpawnBatch
 
 impl<I: Iterator<Item = B>, B: Bundle> Drop for SpawnBatch<'_, I, B> {
     fn drop(&mut self) {
+        // While a panic unwinds (most likely the iterator's own), taking another bundle could
+        // panic again, which aborts: the bundles not reached are dropped with the iterator.
+        if std::thread::panicking() {
+            return;
+        }
         for _ in self.by_ref() {}
     }
 }
