@@ -199,8 +199,13 @@ fn load_of<T: Component + DeserializeOwned>(
                 commands: &mut commands,
             };
             while let Some((index, value)) = seq.next_element::<(u32, T)>()? {
+                // No entity has index u32::MAX (a world has at most u32::MAX slots), and
+                // the sparse set reserves it: refuse it before the storage sees it.
                 if index == u32::MAX {
-                    return Err(de::Error::custom("entity index u32::MAX is never used"));
+                    return Err(de::Error::custom(format_args!(
+                        "component `{}` on dead entity {index}",
+                        core::any::type_name::<T>()
+                    )));
                 }
                 let e = <Entity as dod::Key>::from_parts(index, core::num::NonZeroU16::MIN, 0);
                 if !storage.insert(e, value, &mut ctx) {

@@ -417,7 +417,8 @@ impl World {
 
     /// Spawns an entity per bundle of `iter`, reserving room once for the iterator's size
     /// hint, and returns the entities in order as they are spawned. Bundles the iterator does
-    /// not reach are spawned when it is dropped. O(n × components).
+    /// not reach are spawned when it is dropped, unless a panic drops it: then they are
+    /// dropped unspawned (an iterator that panicked is not called again). O(n × components).
     ///
     /// # Panics
     ///
@@ -1305,8 +1306,8 @@ impl fmt::Debug for World {
 }
 
 /// The entities of a [`World::spawn_batch`], spawned as the iterator is walked (and the rest
-/// when it is dropped). Commands recorded by hooks during a batch are applied at the world's
-/// next change.
+/// when it is dropped, unless by a panic). Commands recorded by hooks during a batch are
+/// applied at the world's next change.
 pub struct SpawnBatch<'w, I: Iterator<Item = B>, B: Bundle> {
     inner: Batch<'w, I, B>,
 }
@@ -1355,6 +1356,11 @@ impl<I: ExactSizeIterator<Item = B>, B: Bundle> ExactSizeIterator for SpawnBatch
 
 impl<I: Iterator<Item = B>, B: Bundle> Drop for SpawnBatch<'_, I, B> {
     fn drop(&mut self) {
+        // While a panic unwinds (most likely the iterator's own), taking another bundle could
+        // panic again, which aborts: the bundles not reached are dropped with the iterator.
+        if std::thread::panicking() {
+            return;
+        }
         if let Batch::Lazy { .. } = self.inner {
             for _ in self.by_ref() {}
         }
