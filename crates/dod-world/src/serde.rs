@@ -22,9 +22,7 @@ use core::marker::PhantomData;
 
 use dod::data::DataStore;
 use dod::slot::Tag;
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
-};
+use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 
 use crate::entity::{Entities, Entity};
@@ -38,9 +36,18 @@ pub(crate) struct SavedType {
     type_id: TypeId,
     register: fn(&mut crate::storage::Components),
     save: for<'a> fn(&'a World) -> Box<dyn erased_serde::Serialize + 'a>,
-    load:
-        fn(&mut World, &mut dyn erased_serde::Deserializer<'_>) -> Result<(), erased_serde::Error>,
+    read: ReadFn,
+    store: StoreFn,
 }
+
+/// Reads one saved type's `(index, value)` pairs into a list (memory bounded by the input).
+type ReadFn = fn(&mut dyn erased_serde::Deserializer<'_>) -> Result<Pending, erased_serde::Error>;
+
+/// Stores a read list into a loaded world whose entities are known, checking every pair.
+type StoreFn = fn(&mut World, Pending) -> Result<(), String>;
+
+/// A read list of pairs, its type erased.
+type Pending = Box<dyn core::any::Any>;
 
 /// The types a world saves, in registration order.
 #[derive(Clone, Default)]
@@ -111,7 +118,8 @@ impl World {
                 c.register::<T>();
             },
             save: save_of::<T>,
-            load: load_of::<T>,
+            read: read_of::<T>,
+            store: store_of::<T>,
         });
     }
 
@@ -178,47 +186,47 @@ impl<T: Component + Serialize> Serialize for Pairs<'_, T> {
     }
 }
 
-/// Reads `(index, value)` pairs of `T` into `world`; an index given twice is an error.
-fn load_of<T: Component + DeserializeOwned>(
-    world: &mut World,
+/// Reads the `(index, value)` pairs of `T` into a list: nothing is stored before the
+/// entities are known, so an index far past them costs no memory.
+fn read_of<T: Component + DeserializeOwned>(
     d: &mut dyn erased_serde::Deserializer<'_>,
-) -> Result<(), erased_serde::Error> {
-    struct Seq<'w, T>(&'w mut World, PhantomData<T>);
-    impl<'de, T: Component + DeserializeOwned> Visitor<'de> for Seq<'_, T> {
-        type Value = ();
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a sequence of (entity index, component) pairs")
+) -> Result<Pending, erased_serde::Error> {
+    let pairs: Vec<(u32, T)> = erased_serde::deserialize(d)?;
+    Ok(Box::new(pairs))
+}
+
+/// Stores the pairs of `T` read by [`read_of`]: each must name a live entity, once.
+fn store_of<T: Component>(world: &mut World, pending: Pending) -> Result<(), String> {
+    let name = core::any::type_name::<T>;
+    let Ok(pairs) = pending.downcast::<Vec<(u32, T)>>() else {
+        return Err(alloc::format!(
+            "component `{}` read as another type",
+            name()
+        ));
+    };
+    // A loaded world has no hooks and tracks nothing yet: the tick does not matter here.
+    let mut commands = crate::Commands::new();
+    let mut ctx = Ctx {
+        now: Tick::default(),
+        commands: &mut commands,
+    };
+    let (entities, storage) = world.loading_parts::<T>();
+    for (index, value) in *pairs {
+        if !entities.is_occupied(index) {
+            return Err(alloc::format!(
+                "component `{}` on dead entity {index}",
+                name()
+            ));
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            let storage = self.0.components_mut().storage_or_insert::<T>();
-            // A loaded world has no hooks and tracks nothing yet: the entity's generation and
-            // the tick do not matter here.
-            let mut commands = crate::Commands::new();
-            let mut ctx = Ctx {
-                now: Tick::default(),
-                commands: &mut commands,
-            };
-            while let Some((index, value)) = seq.next_element::<(u32, T)>()? {
-                // No entity has index u32::MAX (a world has at most u32::MAX slots), and
-                // the sparse set reserves it: refuse it before the storage sees it.
-                if index == u32::MAX {
-                    return Err(de::Error::custom(format_args!(
-                        "component `{}` on dead entity {index}",
-                        core::any::type_name::<T>()
-                    )));
-                }
-                let e = <Entity as dod::Key>::from_parts(index, core::num::NonZeroU16::MIN, 0);
-                if !storage.insert(e, value, &mut ctx) {
-                    return Err(de::Error::custom(format_args!(
-                        "entity {index} has the component `{}` twice",
-                        core::any::type_name::<T>()
-                    )));
-                }
-            }
-            Ok(())
+        let e = entities.entity_at(index);
+        if !storage.insert(e, value, &mut ctx) {
+            return Err(alloc::format!(
+                "entity {index} has the component `{}` twice",
+                name()
+            ));
         }
     }
-    Deserializer::deserialize_seq(d, Seq::<T>(world, PhantomData))
+    Ok(())
 }
 
 const FIELDS: &[&str] = &[
@@ -277,7 +285,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         let mut min_free: Option<u32> = None;
         let mut slots: Option<Vec<u32>> = None;
         let mut free: Option<Vec<u32>> = None;
-        let mut components = false;
+        let mut components: Option<Vec<(StoreFn, Pending)>> = None;
         let mut data: Option<Option<Vec<u8>>> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -287,10 +295,10 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
                 "free" => set_once(&mut free, &key, map.next_value()?)?,
                 "data" => set_once(&mut data, &key, map.next_value()?)?,
                 "components" => {
-                    if core::mem::replace(&mut components, true) {
+                    if components.is_some() {
                         return Err(de::Error::duplicate_field("components"));
                     }
-                    map.next_value_seed(ComponentsSeed(&mut self.world))?;
+                    components = Some(map.next_value_seed(ComponentsSeed(&self.world))?);
                 }
                 other => return Err(de::Error::unknown_field(other, FIELDS)),
             }
@@ -306,6 +314,9 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         let entities =
             Entities::from_parts(world_id, min_free, tags, free).map_err(de::Error::custom)?;
         self.world.set_entities(entities);
+        for (store, pending) in components.unwrap_or_default() {
+            store(&mut self.world, pending).map_err(de::Error::custom)?;
+        }
         if let Some(Some(bytes)) = data {
             let store = DataStore::<Entity>::from_bytes(&bytes).map_err(de::Error::custom)?;
             self.world.set_data_store(store);
@@ -323,55 +334,52 @@ fn set_once<T, E: de::Error>(slot: &mut Option<T>, key: &str, value: T) -> Resul
     Ok(())
 }
 
-/// Reads the `components` map into a world.
-struct ComponentsSeed<'w>(&'w mut World);
+/// Reads the `components` map into lists, one per saved type.
+struct ComponentsSeed<'w>(&'w World);
 
 impl<'de> DeserializeSeed<'de> for ComponentsSeed<'_> {
-    type Value = ();
+    type Value = Vec<(StoreFn, Pending)>;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for ComponentsSeed<'_> {
-    type Value = ();
+    type Value = Vec<(StoreFn, Pending)>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a map from saved component names to (entity index, component) pairs")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen: Vec<String> = Vec::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut read: Vec<(String, StoreFn, Pending)> = Vec::new();
         while let Some(name) = map.next_key::<String>()? {
-            let Some(t) = self.0.saved.0.iter().find(|t| t.name == name).cloned() else {
+            let Some(t) = self.0.saved.0.iter().find(|t| t.name == name) else {
                 return Err(de::Error::custom(format_args!(
                     "unknown component `{name}`: no type is registered for saving under it"
                 )));
             };
-            if seen.contains(&name) {
+            if read.iter().any(|(n, ..)| *n == name) {
                 return Err(de::Error::custom(format_args!(
                     "component `{name}` listed twice"
                 )));
             }
-            seen.push(name.to_string());
-            map.next_value_seed(TypeSeed(self.0, t.load))?;
+            let pending = map.next_value_seed(TypeSeed(t.read))?;
+            read.push((name.to_string(), t.store, pending));
         }
-        Ok(())
+        Ok(read.into_iter().map(|(_, store, p)| (store, p)).collect())
     }
 }
 
 /// Reads one saved type's pairs.
-struct TypeSeed<'w>(
-    &'w mut World,
-    fn(&mut World, &mut dyn erased_serde::Deserializer<'_>) -> Result<(), erased_serde::Error>,
-);
+struct TypeSeed(ReadFn);
 
-impl<'de> DeserializeSeed<'de> for TypeSeed<'_> {
-    type Value = ();
+impl<'de> DeserializeSeed<'de> for TypeSeed {
+    type Value = Pending;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Pending, D::Error> {
         let mut erased = <dyn erased_serde::Deserializer>::erase(d);
-        (self.1)(self.0, &mut erased).map_err(de::Error::custom)
+        (self.0)(&mut erased).map_err(de::Error::custom)
     }
 }

@@ -1217,16 +1217,18 @@ impl World {
         }
     }
 
-    /// The storages, mutable (for loading).
-    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
-    pub(crate) fn components_mut(&mut self) -> &mut Components {
-        &mut self.components
-    }
-
     /// Replaces the entity allocator (for loading).
     #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn set_entities(&mut self, entities: Entities) {
         self.entities = entities;
+    }
+
+    /// The allocator and the storage of `T`, for storing loaded components.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn loading_parts<T: Component>(
+        &mut self,
+    ) -> (&Entities, &mut crate::storage::Storage<T>) {
+        (&self.entities, self.components.storage_or_insert::<T>())
     }
 
     /// Replaces the data store (for loading).

@@ -506,6 +506,16 @@ mod saving {
                 r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[0],"components":{},"data":null}"#,
                 "live or retired",
             ),
+            // A far index is refused before anything grows to reach it, whatever the order of
+            // the fields.
+            (
+                r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{"name":[[4000000000,"far"]]},"data":null}"#,
+                "dead entity",
+            ),
+            (
+                r#"{"components":{"name":[[4000000000,"far"]]},"world_id":1,"min_free":0,"slots":[],"free":[],"data":null}"#,
+                "dead entity",
+            ),
         ];
         for (json, why) in cases {
             let err = world
