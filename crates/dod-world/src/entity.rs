@@ -34,7 +34,10 @@ dod::new_handle_type! {
     /// An entity stays valid until it is despawned; after that it is *stale* for good: every
     /// lookup with it answers `None`, `false` or [`NoSuchEntity`](crate::NoSuchEntity), and
     /// no component of it ever shows up under another entity. Entities of another world are
-    /// refused the same way (their world id differs). `Option<Entity>` is 8 bytes.
+    /// refused the same way, by their world id: worlds take ids 1 to 32 767 in turn (the
+    /// 32 768th world made in a process shares the first one's), and a loaded world keeps the
+    /// id it was saved with, so two worlds loaded from one save accept each other's entities.
+    /// `Option<Entity>` is 8 bytes.
     ///
     /// ```
     /// use dod_world::{Entity, World};

@@ -535,6 +535,10 @@ impl World {
     /// Gives `e` the components of `bundle`, replacing (and dropping) the ones it has.
     /// O(components).
     ///
+    /// If dropping a replaced value panics, the components of the bundle before it and its
+    /// own new value are in, and the ones after it are dropped, not given; the world stays
+    /// valid.
+    ///
     /// # Errors
     ///
     /// [`NoSuchEntity`] if `e` is not alive; the bundle is dropped.
