@@ -719,7 +719,7 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool.get(h), None);
     /// ```
     pub fn clear(&mut self) {
-        while let Some(i) = self.alive.first_one() {
+        while let Some(i) = self.alive.first() {
             drop(self.take(i as usize));
         }
     }
