@@ -29,8 +29,10 @@
 //!   into a [`BitSet`], so a pass over a mostly dead pool reads the flags, not the objects, and
 //!   the flags combine with per-type masks: `pool.alive().and(&bullets).and_not(&lasers)`.
 //! - [`BitSet`] keeps two summary layers (any bit set, any bit clear), so walking a sparse set
-//!   skips empty regions and claiming a free slot is O(log₆₄ n), with no cap on the largest
-//!   index.
+//!   skips empty regions and claiming a free slot is O(log₆₄ n). Its memory follows the largest
+//!   index (any `u32`); [`BitSet::max_index`] bounds it, and [`BitSet::try_insert`] refuses an
+//!   untrusted index above it without allocating. `&a & &b`, `|`, `^`, `-` and `!` build the
+//!   same lazy expressions as the methods.
 //! - [`SparseSet`] is EnTT's storage: a paged sparse array of positions and generations over
 //!   dense entity and value arrays, with swap, shift, bulk and deferred removal, sorting and
 //!   joins.
@@ -58,7 +60,8 @@
 //!
 //! - `std` (default): nothing but `std`'s presence; without it the crate is `no_std` + `alloc`.
 //! - `serde`: saving and loading containers with every handle, live or stale, keeping its meaning.
-//! - `rayon`: parallel iteration over the dense values and over bit sets.
+//! - `rayon`: parallel iteration over the dense values, over bit sets and over their lazy
+//!   expressions.
 //! - `bytemuck`: `Option<Handle>` is `Pod`, for GPU buffers and FFI.
 //! - `json`: reading and writing [`DataComponent`]s as restricted JSON (with `serde_json`).
 #![no_std]
@@ -79,7 +82,7 @@ pub mod prelude;
 pub mod slot;
 pub mod sparse_set;
 
-pub use bits::{BitSet, Bits};
+pub use bits::{BitSet, Bits, GrowError};
 pub use data::{DataComponent, DataKey, DataStore, DataView};
 pub use error::{InsertError, InsertErrorKind};
 pub use handle_map::HandleMap;

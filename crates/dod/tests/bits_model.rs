@@ -1,24 +1,84 @@
 //! BitSet and its lazy expressions against a `BTreeSet<u32>` model, checked after every step.
 
 use std::collections::BTreeSet;
+use std::ops::{Bound, RangeBounds};
 
-use dod::{BitSet, Bits};
+use dod::bits::GrowError;
+use dod::{BitSet, Bits, InsertErrorKind};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Op {
     Insert(u32),
+    TryInsert(u32),
     Remove(u32),
     Toggle(u32),
     Claim,
-    Grow(usize),
+    /// The universe, and whether through `try_grow`.
+    Grow(usize, bool),
     Truncate(usize),
     Clear,
     ShrinkToFit,
-    AndWith(Vec<u32>, usize),
-    OrWith(Vec<u32>, usize),
-    AndNotWith(Vec<u32>, usize),
-    XorWith(Vec<u32>, usize),
+    /// A fresh set, bounded or not.
+    New(Option<u32>),
+    SetMaxIndex(u32),
+    InsertRange(Span),
+    RemoveRange(Span),
+    /// The other set, its universe, and whether through the assign operator.
+    AndWith(Vec<u32>, usize, bool),
+    OrWith(Vec<u32>, usize, bool),
+    AndNotWith(Vec<u32>, usize, bool),
+    XorWith(Vec<u32>, usize, bool),
+}
+
+/// A range of indices in one of the forms `RangeBounds<u32>` takes.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u32,
+    len: u32,
+    kind: u8,
+}
+
+impl Span {
+    fn bounds(self) -> (Bound<u32>, Bound<u32>) {
+        let end = self.start.saturating_add(self.len);
+        match self.kind % 7 {
+            0 => (Bound::Included(self.start), Bound::Excluded(end)),
+            1 => (Bound::Included(self.start), Bound::Included(end)),
+            2 => (Bound::Excluded(self.start), Bound::Included(end)),
+            3 => (Bound::Included(self.start), Bound::Unbounded),
+            4 => (Bound::Unbounded, Bound::Excluded(end)),
+            5 => (Bound::Unbounded, Bound::Unbounded),
+            _ => (Bound::Excluded(self.start), Bound::Excluded(end)),
+        }
+    }
+}
+
+/// `[start, end)` of `r`, with an unbounded end at `universe`.
+fn resolve(r: &impl RangeBounds<u32>, universe: usize) -> (usize, usize) {
+    let start = match r.start_bound() {
+        Bound::Included(&s) => s as usize,
+        Bound::Excluded(&s) => s as usize + 1,
+        Bound::Unbounded => 0,
+    };
+    let end = match r.end_bound() {
+        Bound::Included(&e) => e as usize + 1,
+        Bound::Excluded(&e) => e as usize,
+        Bound::Unbounded => universe,
+    };
+    (start, end)
+}
+
+/// The model's indices in `r`.
+fn model_range(m: &BTreeSet<u32>, r: &impl RangeBounds<u32>) -> Vec<u32> {
+    let (start, end) = resolve(r, usize::MAX);
+    if start >= end || start > u32::MAX as usize {
+        return Vec::new();
+    }
+    m.range(start as u32..)
+        .copied()
+        .take_while(|&i| (i as usize) < end)
+        .collect()
 }
 
 /// Indices cluster near word and summary boundaries, with a few far ones.
@@ -40,20 +100,36 @@ fn other() -> impl Strategy<Value = (Vec<u32>, usize)> {
     (prop::collection::vec(index(), 0..20), 0usize..300)
 }
 
+fn span() -> impl Strategy<Value = Span> {
+    (
+        index(),
+        // Long enough to fill whole words and cross summary words (from 4090), short enough
+        // to keep the model small: the unit tests fill larger ranges.
+        prop_oneof![0u32..3, 0u32..300],
+        any::<u8>(),
+    )
+        .prop_map(|(start, len, kind)| Span { start, len, kind })
+}
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         6 => index().prop_map(Op::Insert),
+        2 => index().prop_map(Op::TryInsert),
         3 => index().prop_map(Op::Remove),
         2 => index().prop_map(Op::Toggle),
         2 => Just(Op::Claim),
-        1 => index().prop_map(|i| Op::Grow(i as usize)),
+        1 => (index(), any::<bool>()).prop_map(|(i, t)| Op::Grow(i as usize, t)),
         1 => index().prop_map(|i| Op::Truncate(i as usize)),
         1 => Just(Op::Clear),
         1 => Just(Op::ShrinkToFit),
-        1 => other().prop_map(|(v, u)| Op::AndWith(v, u)),
-        1 => other().prop_map(|(v, u)| Op::OrWith(v, u)),
-        1 => other().prop_map(|(v, u)| Op::AndNotWith(v, u)),
-        1 => other().prop_map(|(v, u)| Op::XorWith(v, u)),
+        1 => prop::option::of(index()).prop_map(Op::New),
+        1 => prop_oneof![index(), Just(u32::MAX)].prop_map(Op::SetMaxIndex),
+        1 => span().prop_map(Op::InsertRange),
+        2 => span().prop_map(Op::RemoveRange),
+        1 => (other(), any::<bool>()).prop_map(|((v, u), o)| Op::AndWith(v, u, o)),
+        1 => (other(), any::<bool>()).prop_map(|((v, u), o)| Op::OrWith(v, u, o)),
+        1 => (other(), any::<bool>()).prop_map(|((v, u), o)| Op::AndNotWith(v, u, o)),
+        1 => (other(), any::<bool>()).prop_map(|((v, u), o)| Op::XorWith(v, u, o)),
     ]
 }
 
@@ -99,7 +175,8 @@ fn check(s: &BitSet, m: &BTreeSet<u32>, universe: usize) {
         })
         .sum();
     assert_eq!(blocks, m.len());
-    assert_eq!(s.first_one(), m.first().copied());
+    assert_eq!(s.first(), m.first().copied());
+    assert_eq!(s.last(), m.last().copied());
     let first_zero = (0..u).find(|i| !m.contains(i));
     assert_eq!(s.first_zero(), first_zero);
     for probe in [
@@ -142,6 +219,35 @@ fn check(s: &BitSet, m: &BTreeSet<u32>, universe: usize) {
     }
     assert_eq!(s.not().count(), universe - m.len());
     assert_eq!(s.not().is_empty(), m.len() == universe);
+    // Ranges between the edges of words, summary words and the universe, in turn in each
+    // form.
+    let edges = [0, 1, 63, 64, 4095, 4096, u.saturating_sub(1), u, u + 1];
+    for (x, &a) in edges.iter().enumerate() {
+        for (y, &b) in edges.iter().enumerate().skip(x) {
+            let r = match (x + y) % 3 {
+                0 => (Bound::Included(a), Bound::Excluded(b)),
+                1 => (Bound::Included(a), Bound::Included(b)),
+                _ => (Bound::Excluded(a), Bound::Excluded(b)),
+            };
+            let want = model_range(m, &r);
+            assert_eq!(s.count_range(r), want.len(), "count_range {r:?}");
+            assert_eq!(s.range(r).collect::<Vec<_>>(), want, "range {r:?}");
+        }
+        let from = model_range(m, &(a..));
+        assert_eq!(s.count_range(a..), from.len());
+        assert_eq!(s.range(a..).collect::<Vec<_>>(), from);
+        let to = model_range(m, &(..a));
+        assert_eq!(s.count_range(..a), to.len());
+        assert_eq!(s.range(..a).collect::<Vec<_>>(), to);
+    }
+    assert_eq!(s.count_range(..), m.len());
+    assert_eq!(s.count_range(u32::MAX..), 0);
+    assert_eq!(
+        s.range((Bound::Excluded(u32::MAX), Bound::Unbounded))
+            .next(),
+        None
+    );
+    assert_eq!(s.range(..).count(), m.len());
 }
 
 /// Every expression of `a` and `b` against the model's set operations.
@@ -198,6 +304,43 @@ fn check_exprs(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u32>) {
         );
     }
     assert_eq!(a.xor(b).to_bitset(), a.xor(b).iter().collect::<BitSet>());
+    // The operators build the same expressions as the methods (compared a word at a time:
+    // a complement can hold a quarter of a million indices).
+    assert!((a & b).blocks().eq(a.and(b).blocks()));
+    assert!((a | b).blocks().eq(a.or(b).blocks()));
+    assert!((a ^ b).blocks().eq(a.xor(b).blocks()));
+    assert!((a - b).blocks().eq(a.and_not(b).blocks()));
+    assert!((!a).blocks().eq(a.not().blocks()));
+    assert_eq!((a & b).universe(), universe);
+    assert!((a & b | (a - b)).iter().eq(ma.iter().copied()));
+    assert!(((a | b) - (a & b))
+        .iter()
+        .eq(ma.symmetric_difference(mb).copied()));
+    assert!((!(a | b)).blocks().eq(a.or(b).not().blocks()));
+    assert!((!!a).iter().eq(ma.iter().copied()));
+    assert!((a ^ b ^ b).iter().eq(ma.iter().copied()));
+    // Subset, superset, disjoint, on sets and on expressions.
+    assert_eq!(a.is_subset(b), ma.is_subset(mb), "is_subset");
+    assert_eq!(a.is_superset(b), ma.is_superset(mb), "is_superset");
+    assert_eq!(a.is_disjoint(b), ma.is_disjoint(mb), "is_disjoint");
+    assert_eq!(b.is_subset(a), mb.is_subset(ma));
+    assert!(a.is_subset(a) && a.is_superset(a));
+    assert_eq!(a.is_disjoint(a), ma.is_empty());
+    assert!((a & b).is_subset(a) && (a & b).is_subset(b));
+    assert!((a | b).is_superset(a) && a.or(b).is_superset(b));
+    assert!((a - b).is_disjoint(b));
+    assert!(a.xor(b).is_disjoint(a & b));
+    assert_eq!(
+        (a | b).is_subset(a),
+        mb.is_subset(ma),
+        "a | b is a subset of a iff b is"
+    );
+    assert_eq!((a ^ b).is_subset(a - b), mb.is_subset(ma));
+    assert!(a.not().is_disjoint(a));
+    // The complement of `a` within its universe is in `b` iff `b` holds every index of it.
+    let ua = a.universe() as u32;
+    let covered = mb.range(..ua).filter(|i| !ma.contains(i)).count();
+    assert_eq!((!a).is_subset(b), covered == ua as usize - ma.len());
 }
 
 proptest! {
@@ -208,29 +351,72 @@ proptest! {
         let mut s = BitSet::new();
         let mut m = BTreeSet::new();
         let mut u = 0usize;
+        let mut max = u32::MAX;
         let (b, mb) = make(&b_items, b_universe);
         for op in ops {
+            // The universe may grow to `bound` and no further.
+            let bound = max as usize + 1;
+            let memory = s.memory_usage();
             match op {
                 Op::Insert(i) => {
-                    prop_assert_eq!(s.insert(i), m.insert(i));
-                    u = u.max(i as usize + 1);
+                    if (i as usize) < bound {
+                        prop_assert_eq!(s.insert(i), m.insert(i));
+                        u = u.max(i as usize + 1);
+                    } else {
+                        // `insert` would panic: the fallible form errors without allocating.
+                        let err = s.try_insert(i).unwrap_err();
+                        prop_assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: i, max });
+                        prop_assert_eq!(err.into_inner(), i);
+                        prop_assert_eq!(s.memory_usage(), memory);
+                    }
                 }
+                Op::TryInsert(i) => match s.try_insert(i) {
+                    Ok(added) => {
+                        prop_assert!((i as usize) < bound);
+                        prop_assert_eq!(added, m.insert(i));
+                        u = u.max(i as usize + 1);
+                    }
+                    Err(err) => {
+                        prop_assert!(i > max);
+                        prop_assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: i, max });
+                        prop_assert_eq!(s.memory_usage(), memory);
+                    }
+                },
                 Op::Remove(i) => prop_assert_eq!(s.remove(i), m.remove(&i)),
                 Op::Toggle(i) => {
-                    let now = s.toggle(i);
-                    let want = if m.contains(&i) { m.remove(&i); false } else { m.insert(i); true };
-                    prop_assert_eq!(now, want);
-                    u = u.max(i as usize + 1);
+                    if (i as usize) < bound {
+                        let now = s.toggle(i);
+                        let want = if m.contains(&i) { m.remove(&i); false } else { m.insert(i); true };
+                        prop_assert_eq!(now, want);
+                        u = u.max(i as usize + 1);
+                    } else {
+                        prop_assert!(s.try_insert(i).is_err());
+                    }
                 }
                 Op::Claim => {
                     let want = (0..=u as u32).find(|i| !m.contains(i)).unwrap();
-                    prop_assert_eq!(s.claim(), want);
-                    m.insert(want);
-                    u = u.max(want as usize + 1);
+                    if (want as usize) < bound {
+                        prop_assert_eq!(s.claim(), want);
+                        m.insert(want);
+                        u = u.max(want as usize + 1);
+                    } else {
+                        // Full up to the bound: `claim` would panic.
+                        prop_assert_eq!(s.first_zero(), None);
+                        prop_assert_eq!(u, bound);
+                    }
                 }
-                Op::Grow(n) => {
-                    s.grow(n);
-                    u = u.max(n);
+                Op::Grow(n, fallible) => {
+                    if n <= bound {
+                        if fallible {
+                            prop_assert_eq!(s.try_grow(n), Ok(()));
+                        } else {
+                            s.grow(n);
+                        }
+                        u = u.max(n);
+                    } else {
+                        prop_assert_eq!(s.try_grow(n), Err(GrowError::AboveMax { universe: n, max_index: max }));
+                        prop_assert_eq!(s.memory_usage(), memory);
+                    }
                 }
                 Op::Truncate(n) => {
                     s.truncate(n);
@@ -244,29 +430,86 @@ proptest! {
                     m.clear();
                 }
                 Op::ShrinkToFit => s.shrink_to_fit(),
-                Op::AndWith(v, ou) => {
+                Op::New(bounded) => {
+                    s = BitSet::new();
+                    prop_assert_eq!(s.memory_usage(), 0);
+                    max = u32::MAX;
+                    if let Some(mx) = bounded {
+                        s = s.with_max_index(mx);
+                        prop_assert_eq!(s.memory_usage(), 0);
+                        max = mx;
+                    }
+                    m.clear();
+                    u = 0;
+                }
+                Op::SetMaxIndex(mx) => {
+                    s.set_max_index(mx);
+                    max = mx;
+                    if u > mx as usize + 1 {
+                        u = mx as usize + 1;
+                        m = m.range(..=mx).copied().collect();
+                    }
+                }
+                Op::InsertRange(span) => {
+                    let r = span.bounds();
+                    let (start, mut end) = resolve(&r, u);
+                    if end.saturating_sub(start) > 300 {
+                        // Keep the model small: the same start, a shorter bounded end.
+                        end = start + 300;
+                    }
+                    let r = (Bound::Included(start as u32), Bound::Excluded(end as u32));
+                    let r = if (start, end) == resolve(&span.bounds(), u) { span.bounds() } else { r };
+                    if start < end && end > bound {
+                        prop_assert!(s.try_grow(end).is_err());
+                        prop_assert_eq!(s.memory_usage(), memory);
+                    } else {
+                        s.insert_range(r);
+                        if start < end {
+                            m.extend(start as u32..end as u32);
+                            u = u.max(end);
+                        }
+                    }
+                }
+                Op::RemoveRange(span) => {
+                    let r = span.bounds();
+                    s.remove_range(r);
+                    let gone = model_range(&m, &r);
+                    for i in gone {
+                        m.remove(&i);
+                    }
+                }
+                Op::AndWith(v, ou, op) => {
                     let (o, mo) = make(&v, ou);
-                    s.and_with(&o);
+                    if op { s &= &o } else { s.and_with(&o) }
                     m = &m & &mo;
                 }
-                Op::OrWith(v, ou) => {
+                Op::OrWith(v, ou, op) => {
                     let (o, mo) = make(&v, ou);
-                    s.or_with(&o);
-                    m = &m | &mo;
-                    u = u.max(o.universe());
+                    if o.universe() > bound {
+                        prop_assert!(s.try_grow(o.universe()).is_err());
+                    } else {
+                        if op { s |= &o } else { s.or_with(&o) }
+                        m = &m | &mo;
+                        u = u.max(o.universe());
+                    }
                 }
-                Op::AndNotWith(v, ou) => {
+                Op::AndNotWith(v, ou, op) => {
                     let (o, mo) = make(&v, ou);
-                    s.and_not_with(&o);
+                    if op { s -= &o } else { s.and_not_with(&o) }
                     m = &m - &mo;
                 }
-                Op::XorWith(v, ou) => {
+                Op::XorWith(v, ou, op) => {
                     let (o, mo) = make(&v, ou);
-                    s.xor_with(&o);
-                    m = &m ^ &mo;
-                    u = u.max(o.universe());
+                    if o.universe() > bound {
+                        prop_assert!(s.try_grow(o.universe()).is_err());
+                    } else {
+                        if op { s ^= &o } else { s.xor_with(&o) }
+                        m = &m ^ &mo;
+                        u = u.max(o.universe());
+                    }
                 }
             }
+            prop_assert_eq!(s.max_index(), max);
             check(&s, &m, u);
             check_exprs(&s, &m, &b, &mb);
             check_exprs(&b, &mb, &s, &m);
@@ -320,4 +563,35 @@ fn par_iter_matches_iter() {
     let mut v: Vec<u32> = s.par_iter().collect();
     v.sort_unstable();
     assert_eq!(v, s.iter().collect::<Vec<_>>());
+}
+
+/// `par_iter` on every expression, against `iter`: the same indices, whatever the order.
+#[cfg(feature = "rayon")]
+#[test]
+#[cfg_attr(miri, ignore)]
+fn par_iter_on_expressions_matches_iter() {
+    use rayon::prelude::*;
+    fn same<S: Bits + Copy + Send + Sync>(name: &str, e: S) {
+        let mut v: Vec<u32> = Bits::par_iter(e).collect();
+        v.sort_unstable();
+        assert_eq!(v, e.iter().collect::<Vec<_>>(), "{name}");
+    }
+    let a: BitSet = (0..100_000)
+        .filter(|i| i % 7 == 0 || (50_000..50_100).contains(i))
+        .collect();
+    let b: BitSet = (0..200_000)
+        .filter(|i| i % 3 == 0 || (90_000..91_000).contains(i))
+        .collect();
+    let empty = BitSet::new();
+    same("and", &a & &b);
+    same("or", &a | &b);
+    same("and_not", &a - &b);
+    same("xor", &a ^ &b);
+    same("not", !&a);
+    same("not of or", !(&a | &b));
+    same("nested", (&a ^ &b) - (&a & &b));
+    same("empty", &empty & &a);
+    same("not empty", !&empty);
+    same("set", &b);
+    assert_eq!(Bits::par_iter(&a & &b).count(), (&a & &b).count(), "count");
 }

@@ -4,6 +4,13 @@
 //! expressions); it computes a word of the result when asked, so `a.and(&b).and_not(&c)` walks
 //! the three sets once, word by word, and allocates nothing. Expressions also combine the
 //! operands' summaries, so iterating `a.and(&b)` skips every region where either is empty.
+//!
+//! The operators build the same expressions: `&a & &b` is `a.and(&b)`, `|` is `or`, `^` is
+//! `xor`, `-` is `and_not` and `!&a` is `a.not()`, on `&BitSet` and on every expression; the
+//! assign forms (`a &= &b`, `|=`, `^=`, `-=`) are the in-place `*_with` methods of
+//! [`BitSet`].
+
+use core::ops;
 
 use super::iter::{Blocks, Iter};
 use super::{summary_levels, words_for, BitSet};
@@ -12,8 +19,8 @@ use super::{summary_levels, words_for, BitSet};
 /// [`And`], [`Or`], [`AndNot`], [`Xor`] and [`Not`].
 ///
 /// Implementors provide three reads (the universe, a word, a summary word); iteration,
-/// counting and combination are provided on top of them. Expressions are `Copy` when their
-/// operands are, and cost nothing until iterated.
+/// counting, comparison and combination are provided on top of them. Expressions are `Copy`
+/// when their operands are, and cost nothing until iterated.
 ///
 /// # Example
 ///
@@ -28,7 +35,43 @@ use super::{summary_levels, words_for, BitSet};
 /// assert_eq!(hot.iter().collect::<Vec<_>>(), [1, 3, 4, 8]);
 /// assert_eq!(hot.count(), 4);
 /// assert!(!hot.is_empty());
+/// assert!(hot.is_subset(&alive));
 /// ```
+///
+/// # Operators
+///
+/// `&`, `|`, `^`, `-` and unary `!` on `&BitSet` and on expressions build the same lazy
+/// expressions as [`and`](Bits::and), [`or`](Bits::or), [`xor`](Bits::xor),
+/// [`and_not`](Bits::and_not) and [`not`](Bits::not), and `&=`, `|=`, `^=`, `-=` on a
+/// [`BitSet`] are its in-place [`and_with`](BitSet::and_with),
+/// [`or_with`](BitSet::or_with), [`xor_with`](BitSet::xor_with) and
+/// [`and_not_with`](BitSet::and_not_with), taking any `Bits`:
+///
+/// ```
+/// use dod::{BitSet, Bits};
+///
+/// let alive: BitSet = (0..10).collect();
+/// let bullets: BitSet = [1, 2, 3, 8].into_iter().collect();
+/// let lasers: BitSet = [3, 4].into_iter().collect();
+/// let tracers: BitSet = [2].into_iter().collect();
+/// let hot = &alive & (&bullets | &lasers) - &tracers;
+/// assert!(hot.iter().eq(alive.and(bullets.or(&lasers)).and_not(&tracers).iter()));
+/// assert!((&bullets ^ &lasers).iter().eq(bullets.xor(&lasers).iter()));
+/// assert!((!&bullets).iter().eq(bullets.not().iter()));
+/// assert_eq!((!(&bullets | &lasers)).count(), bullets.or(&lasers).not().count());
+///
+/// let mut a = bullets.clone();
+/// a |= &lasers;
+/// a -= &tracers;
+/// a &= &alive;
+/// assert_eq!(a, hot.to_bitset());
+/// let copy = a.clone();
+/// a ^= &copy;
+/// assert!(a.is_empty());
+/// ```
+///
+/// Note that `-` binds tighter than `&`: `&a & &b - &c` is `a.and(b.and_not(c))`, which is
+/// the same set as `a.and(b).and_not(c)`.
 pub trait Bits {
     /// Every index of the set is below the universe. For binary expressions it is the larger
     /// of the operands' universes; [`not`](Bits::not) complements within it.
@@ -166,6 +209,87 @@ pub trait Bits {
     {
         let index = index as usize;
         index < self.universe() && self.word(index >> 6) & (1 << (index & 63)) != 0
+    }
+
+    /// Whether every index of the set is in `other` (`BTreeSet::is_subset`). Exact: walks
+    /// the words of `self.and_not(other)` where the set's summary has a bit, and stops at the
+    /// first non-zero one. O(non-empty words).
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [2, 3].into_iter().collect();
+    /// let c: BitSet = [1, 2, 3, 4].into_iter().collect();
+    /// assert!(a.or(&b).is_subset(&c));
+    /// assert!(!c.is_subset(a.or(&b)));
+    /// assert!(a.and(&b).is_subset(&b));
+    /// ```
+    #[allow(clippy::wrong_self_convention)]
+    #[inline]
+    fn is_subset<B: Bits>(self, other: B) -> bool
+    where
+        Self: Sized,
+    {
+        self.and_not(other).is_empty()
+    }
+
+    /// Whether every index of `other` is in the set (`BTreeSet::is_superset`): `other`
+    /// [`is_subset`](Bits::is_subset) of the set. O(non-empty words of `other`).
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [2, 3].into_iter().collect();
+    /// assert!(a.or(&b).is_superset(&b));
+    /// assert!(!a.and(&b).is_superset(&b));
+    /// ```
+    #[allow(clippy::wrong_self_convention)]
+    #[inline]
+    fn is_superset<B: Bits>(self, other: B) -> bool
+    where
+        Self: Sized,
+    {
+        other.and_not(self).is_empty()
+    }
+
+    /// Whether the set and `other` have no index in common (`BTreeSet::is_disjoint`). Exact:
+    /// only words where both summaries have a bit are read. O(non-empty words).
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// let a: BitSet = [1, 2].into_iter().collect();
+    /// let b: BitSet = [2, 3].into_iter().collect();
+    /// assert!(a.and_not(&b).is_disjoint(&b));
+    /// assert!(!a.or(&b).is_disjoint(&b));
+    /// ```
+    #[allow(clippy::wrong_self_convention)]
+    #[inline]
+    fn is_disjoint<B: Bits>(self, other: B) -> bool
+    where
+        Self: Sized,
+    {
+        self.and(other).is_empty()
+    }
+
+    /// A parallel iterator over the indices (feature `rayon`). Work is split on the words of
+    /// the first summary layer, 4 096 indices each, so that empty regions cost a word read;
+    /// the order is not kept. Expressions of `&BitSet` are `Copy + Send + Sync`.
+    ///
+    /// ```
+    /// use dod::{BitSet, Bits};
+    /// use rayon::prelude::*;
+    /// let a: BitSet = (0..20_000).filter(|i| i % 3 == 0).collect();
+    /// let b: BitSet = (0..20_000).filter(|i| i % 5 == 0).collect();
+    /// let sum: u64 = a.and(&b).par_iter().map(u64::from).sum();
+    /// assert_eq!(sum, a.and(&b).iter().map(u64::from).sum::<u64>());
+    /// ```
+    #[cfg(feature = "rayon")]
+    #[inline]
+    fn par_iter(self) -> impl rayon::iter::ParallelIterator<Item = u32>
+    where
+        Self: Sized + Copy + Send + Sync,
+    {
+        super::rayon::par_iter(self)
     }
 
     /// The set as a new [`BitSet`] with the same universe. O(n / 64).
@@ -437,5 +561,105 @@ impl<A: Bits> IntoIterator for Not<A> {
     #[inline]
     fn into_iter(self) -> Iter<Self> {
         Iter::new(self)
+    }
+}
+
+/// The operators of a set or an expression: the same lazy expressions as the methods.
+macro_rules! operators {
+    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+        /// `x & y` is [`x.and(y)`](Bits::and), lazy.
+        impl<$($generics)* Rhs: Bits> ops::BitAnd<Rhs> for $ty {
+            type Output = And<Self, Rhs>;
+
+            #[inline]
+            fn bitand(self, rhs: Rhs) -> And<Self, Rhs> {
+                Bits::and(self, rhs)
+            }
+        }
+
+        /// `x | y` is [`x.or(y)`](Bits::or), lazy.
+        impl<$($generics)* Rhs: Bits> ops::BitOr<Rhs> for $ty {
+            type Output = Or<Self, Rhs>;
+
+            #[inline]
+            fn bitor(self, rhs: Rhs) -> Or<Self, Rhs> {
+                Bits::or(self, rhs)
+            }
+        }
+
+        /// `x ^ y` is [`x.xor(y)`](Bits::xor), lazy.
+        impl<$($generics)* Rhs: Bits> ops::BitXor<Rhs> for $ty {
+            type Output = Xor<Self, Rhs>;
+
+            #[inline]
+            fn bitxor(self, rhs: Rhs) -> Xor<Self, Rhs> {
+                Bits::xor(self, rhs)
+            }
+        }
+
+        /// `x - y` is [`x.and_not(y)`](Bits::and_not), lazy.
+        impl<$($generics)* Rhs: Bits> ops::Sub<Rhs> for $ty {
+            type Output = AndNot<Self, Rhs>;
+
+            #[inline]
+            fn sub(self, rhs: Rhs) -> AndNot<Self, Rhs> {
+                Bits::and_not(self, rhs)
+            }
+        }
+
+        /// `!x` is [`x.not()`](Bits::not), lazy: the complement within the universe.
+        impl<$($generics)*> ops::Not for $ty {
+            type Output = Not<Self>;
+
+            #[inline]
+            fn not(self) -> Not<Self> {
+                Bits::not(self)
+            }
+        }
+    )*};
+}
+
+operators! {
+    ['a,] &'a BitSet;
+    [A: Bits, B: Bits,] And<A, B>;
+    [A: Bits, B: Bits,] Or<A, B>;
+    [A: Bits, B: Bits,] AndNot<A, B>;
+    [A: Bits, B: Bits,] Xor<A, B>;
+    [A: Bits,] Not<A>;
+}
+
+/// `a &= b` is [`a.and_with(b)`](BitSet::and_with).
+impl<B: Bits> ops::BitAndAssign<B> for BitSet {
+    #[inline]
+    fn bitand_assign(&mut self, rhs: B) {
+        self.and_with(rhs);
+    }
+}
+
+/// `a |= b` is [`a.or_with(b)`](BitSet::or_with): it grows the universe to cover `b`'s, and
+/// panics past [`max_index`](BitSet::max_index).
+impl<B: Bits> ops::BitOrAssign<B> for BitSet {
+    #[inline]
+    #[track_caller]
+    fn bitor_assign(&mut self, rhs: B) {
+        self.or_with(rhs);
+    }
+}
+
+/// `a ^= b` is [`a.xor_with(b)`](BitSet::xor_with): it grows the universe to cover `b`'s,
+/// and panics past [`max_index`](BitSet::max_index).
+impl<B: Bits> ops::BitXorAssign<B> for BitSet {
+    #[inline]
+    #[track_caller]
+    fn bitxor_assign(&mut self, rhs: B) {
+        self.xor_with(rhs);
+    }
+}
+
+/// `a -= b` is [`a.and_not_with(b)`](BitSet::and_not_with).
+impl<B: Bits> ops::SubAssign<B> for BitSet {
+    #[inline]
+    fn sub_assign(&mut self, rhs: B) {
+        self.and_not_with(rhs);
     }
 }

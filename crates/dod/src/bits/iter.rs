@@ -232,3 +232,57 @@ impl<S: Bits> Iterator for Iter<S> {
 }
 
 impl<S: Bits> FusedIterator for Iter<S> {}
+
+/// An iterator over the indices of a set within a range, ascending. Made by
+/// [`BitSet::range`](super::BitSet::range).
+///
+/// ```
+/// let s: dod::BitSet = [2, 3, 70, 71].into_iter().collect();
+/// let mut it = s.range(3..71);
+/// assert_eq!(it.next(), Some(3));
+/// assert_eq!(it.next(), Some(70));
+/// assert_eq!(it.next(), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Range<S> {
+    iter: Iter<S>,
+    /// Indices at or past it are not yielded; 0 once one was met.
+    end: usize,
+}
+
+impl<S: Bits> Range<S> {
+    /// The indices of `set` in `start..end`.
+    pub(crate) fn new(set: S, start: usize, end: usize) -> Self {
+        if start >= end {
+            return Range {
+                iter: Iter::new(set),
+                end: 0,
+            };
+        }
+        // `start < end <= 2^32`, so it fits.
+        Range {
+            iter: Iter::from(set, start as u32),
+            end,
+        }
+    }
+}
+
+impl<S: Bits> Iterator for Range<S> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.end == 0 {
+            return None;
+        }
+        match self.iter.next() {
+            Some(i) if (i as usize) < self.end => Some(i),
+            _ => {
+                self.end = 0;
+                None
+            }
+        }
+    }
+}
+
+impl<S: Bits> FusedIterator for Range<S> {}

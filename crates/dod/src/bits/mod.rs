@@ -1,5 +1,6 @@
 //! [`BitSet`]: a growable set of indices over `u64` words, with summary layers, and lazy
-//! expressions over bit sets ([`Bits`]: `and`, `or`, `and_not`, `xor`, `not`).
+//! expressions over bit sets ([`Bits`]: `and`, `or`, `and_not`, `xor`, `not`, also written
+//! `&`, `|`, `-`, `^`, `!`).
 //!
 //! # Layout
 //!
@@ -9,13 +10,15 @@
 //! - Two *summaries* of the words, each a stack of layers in which one bit stands for 64 bits
 //!   of the layer below (the seed's cascading hierarchy):
 //!   - `any`: bit `w` of its first layer is set iff `words[w] != 0`. Walking a sparse set skips
-//!     64 empty words per clear summary bit, 4 096 per clear bit of the next layer, and so on.
+//!     64 empty words per clear summary bit, 4 096 per clear bit of the next layer, and so on;
+//!     [`BitSet::first`] and [`BitSet::last`] descend it from either side.
 //!   - `free`: bit `w` of its first layer is set iff `words[w] != u64::MAX`, so that the first
 //!     zero bit ([`BitSet::first_zero`], claiming a free slot) is found in O(log₆₄ n) word reads,
 //!     not by a scan.
 //!
 //!   A layer has as many words as needed for the layer below, and layers are added until the
-//!   top one is a single word: there is no cap on the largest index.
+//!   top one is a single word; the summary of no words is one layer of no words, so that
+//!   [`BitSet::new`] allocates nothing.
 //!
 //! # Invariants
 //!
@@ -29,12 +32,16 @@
 //!    it when it fills again, so that clearing a bit and setting it again (a pool removing an
 //!    item and filling the hole) costs no summary update. The zero searches take the smaller
 //!    of what `free` finds and this word: still O(log₆₄ n).
+//! 4. `universe <= max_index + 1` (and `<= 2³²`): the universe grows only on the cold path of
+//!    `insert` and in the methods that grow on purpose, and each checks the bound first, so
+//!    that an index above it never allocates. Lowering the bound truncates the universe.
 //!
 //! # Memory
 //!
 //! One bit per index of the capacity, plus two summaries of 1/64 + 1/4096 + … bit each: about
 //! **0.129 bytes per index** (1.032 bits). A set holding only index 10 000 000 takes 1.25 MB of
-//! words and 40 KB of summaries.
+//! words and 40 KB of summaries; one holding `u32::MAX` takes 512 MiB of words and 16 MiB of
+//! summaries, which [`BitSet::max_index`] bounds.
 
 mod expr;
 mod iter;
@@ -43,13 +50,18 @@ mod rayon;
 #[cfg(feature = "serde")]
 mod serde;
 
+use alloc::alloc::{handle_alloc_error, Layout};
+use alloc::collections::TryReserveError;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 use core::hash::{Hash, Hasher};
+use core::ops::{Bound, RangeBounds};
+
+use crate::error::{InsertError, InsertErrorKind};
 
 pub use expr::{And, AndNot, Bits, Not, Or, Xor};
-pub use iter::{Blocks, Iter};
+pub use iter::{Blocks, Iter, Range};
 
 /// Words needed for `universe` bits.
 #[inline]
@@ -69,11 +81,21 @@ pub(crate) const fn summary_levels(words: usize) -> usize {
     levels
 }
 
+/// Reports a failed allocation of `words` words the way `Vec` does: `handle_alloc_error`.
+#[cold]
+fn alloc_failed(words: usize) -> ! {
+    match Layout::array::<u64>(words) {
+        Ok(layout) => handle_alloc_error(layout),
+        Err(_) => panic!("BitSet: capacity overflow"),
+    }
+}
+
 /// A stack of layers over `n` items: bit `i` of layer 0 says something about item `i`, bit `i`
 /// of layer `l + 1` says whether word `i` of layer `l` is non-zero. All layers live in one
 /// vector, layer `l` at `bits[starts[l]..starts[l + 1]]`, so an update computes its addresses
-/// without chasing pointers.
-#[derive(Clone, Default)]
+/// without chasing pointers. The summary of no items is [`Summary::EMPTY`]: one layer of no
+/// words, on no heap memory.
+#[derive(Clone)]
 struct Summary {
     bits: Vec<u64>,
     starts: [usize; MAX_LEVELS + 1],
@@ -84,8 +106,26 @@ struct Summary {
 pub(crate) const MAX_LEVELS: usize = 11;
 
 impl Summary {
+    /// The summary of no items: one layer of no words.
+    const EMPTY: Summary = Summary {
+        bits: Vec::new(),
+        starts: [0; MAX_LEVELS + 1],
+        levels: 1,
+    };
+
     /// Builds the summary of `n` items whose layer-0 bit is `bit(i)`.
     fn build(n: usize, bit: impl Fn(usize) -> bool) -> Self {
+        match Self::try_build(n, bit) {
+            Ok(s) => s,
+            Err(_) => {
+                let (starts, levels) = Self::layout(n);
+                alloc_failed(starts[levels])
+            }
+        }
+    }
+
+    /// The start of each layer and the number of layers for `n > 0` items.
+    fn layout(n: usize) -> ([usize; MAX_LEVELS + 1], usize) {
         let mut starts = [0usize; MAX_LEVELS + 1];
         let mut levels = 0;
         let mut items = n;
@@ -94,11 +134,21 @@ impl Summary {
             starts[levels + 1] = starts[levels] + words;
             levels += 1;
             if words == 1 {
-                break;
+                return (starts, levels);
             }
             items = words;
         }
-        let mut bits = vec![0u64; starts[levels]];
+    }
+
+    /// [`build`](Summary::build), or the error if its words cannot be allocated.
+    fn try_build(n: usize, bit: impl Fn(usize) -> bool) -> Result<Self, TryReserveError> {
+        if n == 0 {
+            return Ok(Summary::EMPTY);
+        }
+        let (starts, levels) = Self::layout(n);
+        let mut bits = Vec::new();
+        bits.try_reserve_exact(starts[levels])?;
+        bits.resize(starts[levels], 0u64);
         for i in 0..n {
             if bit(i) {
                 bits[i >> 6] |= 1 << (i & 63);
@@ -111,11 +161,20 @@ impl Summary {
                 }
             }
         }
-        Summary {
+        Ok(Summary {
             bits,
             starts,
             levels,
-        }
+        })
+    }
+
+    /// The single word of the top layer (zero for the summary of no items).
+    #[inline]
+    fn top(&self) -> u64 {
+        self.bits
+            .get(self.starts[self.levels - 1])
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Layer `l`.
@@ -187,14 +246,28 @@ impl Summary {
     /// trailing-zero count per layer.
     #[inline]
     fn first(&self) -> Option<usize> {
-        let top = self.levels - 1;
-        let t = self.bits[self.starts[top]];
+        let t = self.top();
         if t == 0 {
             return None;
         }
         let mut pos = t.trailing_zeros() as usize;
-        for l in (0..top).rev() {
+        for l in (0..self.levels - 1).rev() {
             pos = (pos << 6) | self.bits[self.starts[l] + pos].trailing_zeros() as usize;
+        }
+        Some(pos)
+    }
+
+    /// The last item whose bit is set: the reverse of [`first`](Summary::first), one descent
+    /// from the top layer with a leading-zero count per layer.
+    #[inline]
+    fn last(&self) -> Option<usize> {
+        let t = self.top();
+        if t == 0 {
+            return None;
+        }
+        let mut pos = 63 - t.leading_zeros() as usize;
+        for l in (0..self.levels - 1).rev() {
+            pos = (pos << 6) | (63 - self.bits[self.starts[l] + pos].leading_zeros() as usize);
         }
         Some(pos)
     }
@@ -206,7 +279,7 @@ impl Summary {
         if level < self.levels {
             self.layer(level).get(i).copied().unwrap_or(0)
         } else {
-            u64::from(i == 0 && self.bits[self.starts[self.levels - 1]] != 0)
+            u64::from(i == 0 && self.top() != 0)
         }
     }
 
@@ -222,21 +295,31 @@ impl Summary {
 /// [`not`](BitSet::not) is the complement within it. [`insert`](BitSet::insert) grows the
 /// universe when needed; [`grow`](BitSet::grow) and [`truncate`](BitSet::truncate) change it
 /// explicitly. Bits past the universe are always zero. Two sets are equal when they hold the
-/// same indices, whatever their universes and capacities.
+/// same indices, whatever their universes, capacities and bounds.
 ///
-/// Lazy expressions over sets (`a.and(&b).and_not(&c)`) never allocate; see [`Bits`].
+/// The universe never grows past [`max_index`](BitSet::max_index)` + 1` (by default every
+/// `u32`): the bound on the memory an untrusted index can make the set allocate. Past it,
+/// the growing methods panic and [`try_insert`](BitSet::try_insert) and
+/// [`try_grow`](BitSet::try_grow) return an error without allocating.
+///
+/// Lazy expressions over sets (`a.and(&b).and_not(&c)`, or `&a & &b`) never allocate; see
+/// [`Bits`].
 ///
 /// | operation | cost |
 /// |---|---|
 /// | `insert`, `remove`, `toggle`, `contains`, `is_empty` | O(1) (a summary update is O(log₆₄ n) at worst, and rare) |
 /// | `count` | O(non-empty words) |
-/// | `first_zero`, `next_zero`, `next_one`, `claim` | O(log₆₄ n) |
+/// | `first`, `last`, `first_zero`, `next_zero`, `next_one`, `claim` | O(log₆₄ n) |
 /// | iteration | O(set bits + non-empty words), empty regions are skipped 4 096 indices at a time or more |
+/// | `insert_range`, `remove_range`, `count_range` | O(range / 64) |
+/// | `is_subset`, `is_superset`, `is_disjoint` | O(non-empty words), stopping at the first witness |
 /// | `clear`, in-place `*_with`, `grow` past the capacity | O(n / 64) |
 ///
 /// Memory: about 0.129 bytes per index of the capacity (1 bit, plus 1/64 bit for each of the
-/// two summaries). The capacity grows by doubling, so a set grown one index at a time holds
-/// up to twice its universe until [`shrink_to_fit`](Self::shrink_to_fit).
+/// two summaries). The capacity grows by doubling (never past the bound), so a set grown one
+/// index at a time holds up to twice its universe until [`shrink_to_fit`](Self::shrink_to_fit).
+/// Memory follows the largest index, not the count: `insert(u32::MAX)` asks for 512 MiB of
+/// words and 16 MiB of summaries.
 ///
 /// # Example
 ///
@@ -249,8 +332,10 @@ impl Summary {
 /// lasers.extend([4, 200, 300]);
 /// let both: Vec<u32> = bullets.and(&lasers).into_iter().collect();
 /// assert_eq!(both, [4, 200]);
+/// assert!((&bullets & &lasers).into_iter().eq(both.iter().copied()));
 /// assert_eq!(bullets.count(), 4);
 /// assert_eq!(bullets.first_zero(), Some(0));
+/// assert_eq!((bullets.first(), bullets.last()), (Some(1), Some(200)));
 /// ```
 #[derive(Clone)]
 pub struct BitSet {
@@ -260,6 +345,8 @@ pub struct BitSet {
     free: Summary,
     /// The one word that is not full but has no bit in `free` (invariant 3), or `NONE`.
     unsummarized: usize,
+    /// The largest index the universe may grow to hold (invariant 4).
+    max_index: u32,
 }
 
 /// No word deferred from the "any clear" summary.
@@ -273,9 +360,6 @@ pub(crate) const MAX_UNIVERSE: usize = if usize::BITS > 32 {
     usize::MAX
 };
 
-/// Words needed for the largest universe.
-const MAX_WORDS: usize = words_for(MAX_UNIVERSE);
-
 /// Panics if `universe` is above [`MAX_UNIVERSE`].
 #[track_caller]
 fn check_universe(universe: usize) {
@@ -285,6 +369,94 @@ fn check_universe(universe: usize) {
     );
 }
 
+/// Why [`BitSet::try_grow`] did not grow the set. The set is unchanged.
+///
+/// ```
+/// use dod::bits::GrowError;
+/// let mut s = dod::BitSet::new().with_max_index(99);
+/// assert_eq!(s.try_grow(100), Ok(()));
+/// let err = s.try_grow(101).unwrap_err();
+/// assert_eq!(err, GrowError::AboveMax { universe: 101, max_index: 99 });
+/// assert_eq!(err.to_string(), "BitSet universe 101 would hold index 100, above max_index 99");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GrowError {
+    /// The universe asked for would hold an index above [`BitSet::max_index`] (every universe
+    /// above 2³² does).
+    AboveMax {
+        /// The universe that was asked for.
+        universe: usize,
+        /// The set's [`max_index`](BitSet::max_index).
+        max_index: u32,
+    },
+    /// The words or the summaries could not be allocated.
+    OutOfMemory(TryReserveError),
+}
+
+impl fmt::Display for GrowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrowError::AboveMax {
+                universe,
+                max_index,
+            } => write!(
+                f,
+                "BitSet universe {universe} would hold index {}, above max_index {max_index}",
+                universe - 1
+            ),
+            GrowError::OutOfMemory(e) => write!(f, "BitSet out of memory: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for GrowError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            GrowError::AboveMax { .. } => None,
+            GrowError::OutOfMemory(e) => Some(e),
+        }
+    }
+}
+
+impl From<TryReserveError> for GrowError {
+    fn from(e: TryReserveError) -> Self {
+        GrowError::OutOfMemory(e)
+    }
+}
+
+/// Panics because `index` is above the bound `max`.
+#[cold]
+#[track_caller]
+fn above_max(index: usize, max: u32) -> ! {
+    if let Ok(index) = u32::try_from(index) {
+        panic!("BitSet: {}", InsertErrorKind::IndexAboveMax { index, max })
+    }
+    panic!("BitSet: index {index} is above 2^32 - 1: indices are u32")
+}
+
+/// `[start, end)` of `range` as `usize`, with an unbounded end at `unbounded_end`.
+#[inline]
+fn bounds(range: &impl RangeBounds<u32>, unbounded_end: usize) -> (usize, usize) {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s as usize,
+        Bound::Excluded(&s) => (s as usize).saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => (e as usize).saturating_add(1),
+        Bound::Excluded(&e) => e as usize,
+        Bound::Unbounded => unbounded_end,
+    };
+    (start, end)
+}
+
+/// The bits `lo..=hi` of a word.
+#[inline]
+const fn span(lo: usize, hi: usize) -> u64 {
+    (u64::MAX << lo) & (u64::MAX >> (63 - hi))
+}
+
 impl Default for BitSet {
     fn default() -> Self {
         BitSet::new()
@@ -292,25 +464,37 @@ impl Default for BitSet {
 }
 
 impl BitSet {
-    /// An empty set with universe 0. Allocates nothing until the first insertion.
+    /// An empty set with universe 0 and no bound below `u32::MAX`. Allocates nothing (until
+    /// the first insertion) and is `const`, so it can initialise a `static` or a `const`.
+    /// O(1).
     ///
     /// ```
-    /// let s = dod::BitSet::new();
+    /// use dod::BitSet;
+    /// const EMPTY: BitSet = BitSet::new();
+    /// let s = EMPTY;
     /// assert!(s.is_empty());
     /// assert_eq!(s.universe(), 0);
+    /// assert_eq!(s.memory_usage(), 0);
+    /// assert_eq!((s.first(), s.last(), s.first_zero()), (None, None, None));
     /// ```
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         BitSet {
             words: Vec::new(),
             universe: 0,
-            any: Summary::build(0, |_| false),
-            free: Summary::build(0, |_| false),
+            any: Summary::EMPTY,
+            free: Summary::EMPTY,
             unsummarized: NONE,
+            max_index: u32::MAX,
         }
     }
 
     /// An empty set with universe `universe` (indices `0..universe` can be held without
     /// growing). O(universe / 64).
+    ///
+    /// # Panics
+    ///
+    /// If `universe` is above 2³² (indices are `u32`). `BitSet::new().try_grow(universe)` is
+    /// the fallible form.
     ///
     /// ```
     /// use dod::Bits;
@@ -318,6 +502,7 @@ impl BitSet {
     /// assert_eq!(s.universe(), 100);
     /// assert_eq!(s.not().count(), 100);
     /// ```
+    #[track_caller]
     pub fn with_universe(universe: usize) -> Self {
         let mut s = BitSet::new();
         s.grow(universe);
@@ -326,12 +511,19 @@ impl BitSet {
 
     /// A set of the indices `0..universe` all present. O(universe / 64).
     ///
+    /// # Panics
+    ///
+    /// If `universe` is above 2³² (indices are `u32`). `try_grow(universe)` then
+    /// [`insert_range(..)`](BitSet::insert_range) on a new set is the fallible form.
+    ///
     /// ```
     /// let s = dod::BitSet::full(70);
     /// assert_eq!(s.count(), 70);
     /// assert_eq!(s.first_zero(), None);
     /// ```
+    #[track_caller]
     pub fn full(universe: usize) -> Self {
+        check_universe(universe);
         let mut words = vec![u64::MAX; words_for(universe)];
         if universe % 64 != 0 {
             if let Some(last) = words.last_mut() {
@@ -341,15 +533,17 @@ impl BitSet {
         Self::from_words_unchecked(words, universe)
     }
 
-    /// Builds the set from words whose bits past `universe` are zero (checked by the callers).
+    /// Builds the set from words whose bits past `universe` are zero, `universe <= 2^32`
+    /// (checked by the callers).
     fn from_words_unchecked(words: Vec<u64>, universe: usize) -> Self {
-        debug_assert!(words.len() >= words_for(universe));
+        debug_assert!(words.len() >= words_for(universe) && universe <= MAX_UNIVERSE);
         let mut s = BitSet {
             words,
             universe,
-            any: Summary::default(),
-            free: Summary::default(),
+            any: Summary::EMPTY,
+            free: Summary::EMPTY,
             unsummarized: NONE,
+            max_index: u32::MAX,
         };
         s.rebuild_summaries();
         s
@@ -372,6 +566,63 @@ impl BitSet {
     #[inline]
     pub fn universe(&self) -> usize {
         self.universe
+    }
+
+    /// The largest index the set accepts: the universe never grows past `max_index() + 1`.
+    /// `u32::MAX` (no bound) unless set with [`set_max_index`](BitSet::set_max_index) or
+    /// [`with_max_index`](BitSet::with_max_index). O(1).
+    ///
+    /// ```
+    /// let s = dod::BitSet::new();
+    /// assert_eq!(s.max_index(), u32::MAX);
+    /// assert_eq!(s.with_max_index(1000).max_index(), 1000);
+    /// ```
+    #[inline]
+    pub fn max_index(&self) -> u32 {
+        self.max_index
+    }
+
+    /// Bounds the set to the indices `0..=max`: from now on, growing the universe past
+    /// `max + 1` panics ([`insert`](BitSet::insert), [`grow`](BitSet::grow), ...) or is an
+    /// error ([`try_insert`](BitSet::try_insert), [`try_grow`](BitSet::try_grow)), so an
+    /// untrusted index can make the set allocate at most `(max + 1) / 8` bytes of words and
+    /// 1/32 of that for the summaries. A universe already past `max + 1` is
+    /// [truncated](BitSet::truncate) to it, removing the indices above `max`. The capacity
+    /// stays. O(removed range / 64).
+    ///
+    /// ```
+    /// let mut s: dod::BitSet = [3, 700].into_iter().collect();
+    /// s.set_max_index(500);
+    /// assert_eq!(s.iter().collect::<Vec<_>>(), [3]);
+    /// assert_eq!(s.universe(), 501);
+    /// assert!(s.try_insert(501).is_err());
+    /// assert_eq!(s.try_insert(500), Ok(true));
+    /// ```
+    pub fn set_max_index(&mut self, max: u32) {
+        self.max_index = max;
+        self.truncate(self.bound());
+    }
+
+    /// The set with its [`max_index`](BitSet::max_index) set to `max` (see
+    /// [`set_max_index`](BitSet::set_max_index)), as a builder. O(removed range / 64).
+    ///
+    /// ```
+    /// let mut s = dod::BitSet::new().with_max_index(63);
+    /// s.insert(63);
+    /// assert!(s.try_insert(64).is_err());
+    /// assert_eq!(s.memory_usage(), 8 + 8 + 8); // one word and two one-word summaries
+    /// ```
+    pub fn with_max_index(mut self, max: u32) -> Self {
+        self.set_max_index(max);
+        self
+    }
+
+    /// The largest universe the bound allows: `max_index + 1` (or [`MAX_UNIVERSE`]).
+    #[inline]
+    fn bound(&self) -> usize {
+        (self.max_index as usize)
+            .saturating_add(1)
+            .min(MAX_UNIVERSE)
     }
 
     /// How many indices the set can hold without reallocating (a multiple of 64). O(1).
@@ -430,10 +681,16 @@ impl BitSet {
     }
 
     /// Adds `index`; returns `true` if it was not already present. Grows the universe to
-    /// `index + 1` if needed. O(1) amortized.
+    /// `index + 1` if needed. O(1) amortized; the bound is checked only when the universe
+    /// grows.
     ///
-    /// Memory follows the largest index: one bit per index below it plus the summaries, so
-    /// `insert(u32::MAX)` asks for 512 MiB.
+    /// Memory follows the largest index: one bit per index below it plus ~1/32 of that for
+    /// the summaries, so `insert(u32::MAX)` asks for 512 MiB. For untrusted indices, set a
+    /// [`max_index`](BitSet::max_index) and use [`try_insert`](BitSet::try_insert).
+    ///
+    /// # Panics
+    ///
+    /// If `index` is above [`max_index`](BitSet::max_index) (and so past the universe).
     ///
     /// ```
     /// let mut s = dod::BitSet::new();
@@ -451,10 +708,50 @@ impl BitSet {
         self.set_bit(index)
     }
 
+    /// Grows the universe to hold `index`, or panics naming the index and the bound.
     #[cold]
     #[track_caller]
     fn grow_for(&mut self, index: usize) {
+        if index >= self.bound() {
+            above_max(index, self.max_index);
+        }
         self.grow(index + 1);
+    }
+
+    /// Adds `index` like [`insert`](BitSet::insert), but returns an error instead of
+    /// panicking or aborting: [`IndexAboveMax`](InsertErrorKind::IndexAboveMax) without
+    /// allocating if `index` is above [`max_index`](BitSet::max_index), and
+    /// [`OutOfMemory`](InsertErrorKind::OutOfMemory) if the words or summaries it needs cannot
+    /// be allocated. In both cases the set is unchanged. O(1) amortized.
+    ///
+    /// ```
+    /// use dod::{BitSet, InsertErrorKind};
+    /// let mut s = BitSet::new().with_max_index(1 << 20);
+    /// assert_eq!(s.try_insert(5), Ok(true));
+    /// assert_eq!(s.try_insert(5), Ok(false));
+    /// let before = s.memory_usage();
+    /// let err = s.try_insert(u32::MAX).unwrap_err();
+    /// assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: u32::MAX, max: 1 << 20 });
+    /// assert_eq!(err.into_inner(), u32::MAX);
+    /// assert_eq!(s.memory_usage(), before);
+    /// ```
+    pub fn try_insert(&mut self, index: u32) -> Result<bool, InsertError<u32>> {
+        let i = index as usize;
+        if i >= self.universe {
+            let kind = if i >= self.bound() {
+                InsertErrorKind::IndexAboveMax {
+                    index,
+                    max: self.max_index,
+                }
+            } else {
+                match self.try_grow(i + 1) {
+                    Ok(()) => return Ok(self.set_bit(i)),
+                    Err(_) => InsertErrorKind::OutOfMemory,
+                }
+            };
+            return Err(InsertError::new(kind, index));
+        }
+        Ok(self.set_bit(i))
     }
 
     /// Sets the bit of `index < universe`.
@@ -545,6 +842,11 @@ impl BitSet {
     /// Flips `index` and returns whether it is now present. Grows the universe to `index + 1`
     /// if needed. O(1) amortized.
     ///
+    /// # Panics
+    ///
+    /// If `index` is absent and above [`max_index`](BitSet::max_index), as
+    /// [`insert`](BitSet::insert).
+    ///
     /// ```
     /// let mut s = dod::BitSet::new();
     /// assert!(s.toggle(3));
@@ -564,6 +866,11 @@ impl BitSet {
     }
 
     /// Sets `index` to `value`; returns whether the set changed. O(1) amortized.
+    ///
+    /// # Panics
+    ///
+    /// If `value` is `true` and `index` is above [`max_index`](BitSet::max_index), as
+    /// [`insert`](BitSet::insert).
     ///
     /// ```
     /// let mut s = dod::BitSet::new();
@@ -595,12 +902,13 @@ impl BitSet {
     }
 
     /// Grows the universe to `universe` if it is smaller (the new indices are absent). O(1)
-    /// amortized: the capacity at least doubles when it must grow, and the summaries are
-    /// rebuilt then, in O(capacity / 64).
+    /// amortized: the capacity at least doubles when it must grow (never past the bound), and
+    /// the summaries are rebuilt then, in O(capacity / 64).
     ///
     /// # Panics
     ///
-    /// If `universe` is above 2³² (indices are `u32`).
+    /// If `universe` would hold an index above [`max_index`](BitSet::max_index) (every
+    /// universe above 2³² does). [`try_grow`](BitSet::try_grow) is the fallible form.
     ///
     /// ```
     /// let mut s = dod::BitSet::new();
@@ -615,14 +923,78 @@ impl BitSet {
         if universe <= self.universe {
             return;
         }
-        check_universe(universe);
+        if universe > self.bound() {
+            above_max(universe - 1, self.max_index);
+        }
         let need = words_for(universe);
-        if need > self.words.len() {
-            let cap = need.max(self.words.len().saturating_mul(2)).min(MAX_WORDS);
-            self.words.resize(cap, 0);
-            self.rebuild_summaries();
+        if need > self.words.len() && self.try_grow_words(need).is_err() {
+            alloc_failed(need);
         }
         self.universe = universe;
+    }
+
+    /// Grows the universe to `universe` like [`grow`](BitSet::grow), but returns an error
+    /// instead of panicking or aborting: [`GrowError::AboveMax`] without allocating if
+    /// `universe` would hold an index above [`max_index`](BitSet::max_index), and
+    /// [`GrowError::OutOfMemory`] if the words or the summaries cannot be allocated. On error
+    /// the set is unchanged. O(1) amortized, as `grow`.
+    ///
+    /// ```
+    /// use dod::bits::GrowError;
+    /// let mut s = dod::BitSet::new();
+    /// assert_eq!(s.try_grow(1000), Ok(()));
+    /// assert_eq!(s.universe(), 1000);
+    /// assert!(matches!(s.try_grow(usize::MAX), Err(GrowError::AboveMax { .. })));
+    /// assert_eq!(s.universe(), 1000);
+    /// ```
+    pub fn try_grow(&mut self, universe: usize) -> Result<(), GrowError> {
+        if universe <= self.universe {
+            return Ok(());
+        }
+        if universe > self.bound() {
+            return Err(GrowError::AboveMax {
+                universe,
+                max_index: self.max_index,
+            });
+        }
+        let need = words_for(universe);
+        if need > self.words.len() {
+            self.try_grow_words(need)?;
+        }
+        self.universe = universe;
+        Ok(())
+    }
+
+    /// Grows the words to at least `need` (`need <= words_for(bound)`), doubling the
+    /// capacity if memory allows, and rebuilds the summaries. On error nothing changed.
+    #[cold]
+    fn try_grow_words(&mut self, need: usize) -> Result<(), TryReserveError> {
+        let len = self.words.len();
+        let doubled = need.max(len.saturating_mul(2)).min(words_for(self.bound()));
+        let cap = if self.words.try_reserve_exact(doubled - len).is_ok() {
+            doubled
+        } else {
+            self.words.try_reserve_exact(need - len)?;
+            need
+        };
+        // Reserved above: no allocation.
+        self.words.resize(cap, 0);
+        let words = &self.words;
+        let summaries = Summary::try_build(cap, |w| words[w] != 0).and_then(|any| {
+            Summary::try_build(cap, |w| words[w] != u64::MAX).map(|free| (any, free))
+        });
+        match summaries {
+            Ok((any, free)) => {
+                self.any = any;
+                self.free = free;
+                self.unsummarized = NONE;
+                Ok(())
+            }
+            Err(e) => {
+                self.words.truncate(len);
+                Err(e)
+            }
+        }
     }
 
     /// Shrinks the universe to `universe` if it is larger, removing the indices at or past it.
@@ -698,8 +1070,8 @@ impl BitSet {
     }
 
     /// A set from words (bit `j` of word `w` is index `64 * w + j`) and a universe, or `None`
-    /// if `words` is not exactly `universe.div_ceil(64)` long or has a bit set at or past the
-    /// universe. O(words).
+    /// if `words` is not exactly `universe.div_ceil(64)` long, has a bit set at or past the
+    /// universe, or the universe is above 2³². O(words). Its `max_index` is `u32::MAX`.
     ///
     /// ```
     /// use dod::BitSet;
@@ -709,7 +1081,7 @@ impl BitSet {
     /// assert!(BitSet::from_words(vec![0, 0], 3).is_none()); // one word too many
     /// ```
     pub fn from_words(words: Vec<u64>, universe: usize) -> Option<Self> {
-        if words.len() != words_for(universe) {
+        if universe > MAX_UNIVERSE || words.len() != words_for(universe) {
             return None;
         }
         if universe % 64 != 0 {
@@ -721,16 +1093,34 @@ impl BitSet {
         Some(Self::from_words_unchecked(words, universe))
     }
 
-    /// The smallest index in the set. O(log₆₄ n).
+    /// The smallest index in the set (`BTreeSet::first`). O(log₆₄ n): one descent through
+    /// the summary.
     ///
     /// ```
     /// let s: dod::BitSet = [70, 9].into_iter().collect();
-    /// assert_eq!(s.first_one(), Some(9));
+    /// assert_eq!(s.first(), Some(9));
+    /// assert_eq!(dod::BitSet::new().first(), None);
     /// ```
     #[inline]
-    pub fn first_one(&self) -> Option<u32> {
+    pub fn first(&self) -> Option<u32> {
         let w = self.any.first()?;
         Some(((w << 6) | self.words[w].trailing_zeros() as usize) as u32)
+    }
+
+    /// The largest index in the set (`BTreeSet::last`). O(log₆₄ n): one descent through the
+    /// summary, from the right.
+    ///
+    /// ```
+    /// let mut s: dod::BitSet = [70, 9, 5000].into_iter().collect();
+    /// assert_eq!(s.last(), Some(5000));
+    /// s.remove(5000);
+    /// assert_eq!(s.last(), Some(70));
+    /// assert_eq!(s.universe(), 5001); // the universe stays
+    /// ```
+    #[inline]
+    pub fn last(&self) -> Option<u32> {
+        let w = self.any.last()?;
+        Some(((w << 6) | (63 - self.words[w].leading_zeros() as usize)) as u32)
     }
 
     /// The smallest index `>= from` in the set. O(log₆₄ n).
@@ -829,7 +1219,7 @@ impl BitSet {
     ///
     /// # Panics
     ///
-    /// If the set holds every index a `u32` can name.
+    /// If the set holds every index up to [`max_index`](BitSet::max_index).
     ///
     /// ```
     /// let mut s: dod::BitSet = [0, 1, 3].into_iter().collect();
@@ -845,12 +1235,144 @@ impl BitSet {
                 i
             }
             None => {
-                let i = u32::try_from(self.universe)
-                    .expect("BitSet::claim: every index a u32 can name is in the set");
+                if self.universe >= self.bound() {
+                    panic!(
+                        "BitSet::claim: every index up to max_index {} is in the set",
+                        self.max_index
+                    );
+                }
+                // Below the bound, so below 2^32.
+                let i = self.universe as u32;
                 self.insert(i);
                 i
             }
         }
+    }
+
+    /// Adds every index of `range`, a word at a time. A bounded end past the universe grows
+    /// the universe to that end; an unbounded end stops at the universe, so
+    /// `insert_range(..)` fills the universe without growing it. O(range / 64), plus the
+    /// growth.
+    ///
+    /// # Panics
+    ///
+    /// If the range ends above [`max_index`](BitSet::max_index) (a bounded end past `max + 1`).
+    /// [`try_grow`](BitSet::try_grow) to the end first is the fallible form: after it,
+    /// `insert_range` allocates nothing.
+    ///
+    /// ```
+    /// use dod::BitSet;
+    /// let mut s = BitSet::with_universe(10);
+    /// s.insert_range(2..5);
+    /// s.insert_range(8..);
+    /// assert_eq!(s.iter().collect::<Vec<_>>(), [2, 3, 4, 8, 9]);
+    /// s.insert_range(100..=101);
+    /// assert_eq!(s.universe(), 102);
+    /// assert_eq!(s.count_range(5..), 4);
+    ///
+    /// let mut bounded = BitSet::new().with_max_index(99);
+    /// assert!(bounded.try_grow(1000).is_err()); // instead of a panic in insert_range(..1000)
+    /// ```
+    #[track_caller]
+    pub fn insert_range(&mut self, range: impl RangeBounds<u32>) {
+        let (start, end) = bounds(&range, self.universe);
+        if start >= end {
+            return;
+        }
+        if end > self.universe {
+            self.grow_for(end - 1);
+        }
+        let (first, last) = (start >> 6, (end - 1) >> 6);
+        for w in first..=last {
+            let lo = if w == first { start & 63 } else { 0 };
+            let hi = if w == last { (end - 1) & 63 } else { 63 };
+            let old = self.words[w];
+            let new = old | span(lo, hi);
+            if new != old {
+                self.words[w] = new;
+                if (old == 0) | (new == u64::MAX) {
+                    self.set_summaries(w, old, new);
+                }
+            }
+        }
+    }
+
+    /// Removes every index of `range`, a word at a time. The universe does not change.
+    /// O(range / 64), within the universe.
+    ///
+    /// ```
+    /// let mut s: dod::BitSet = (0..200).collect();
+    /// s.remove_range(10..190);
+    /// assert_eq!(s.count(), 20);
+    /// s.remove_range(..=5);
+    /// assert_eq!(s.iter().take(3).collect::<Vec<_>>(), [6, 7, 8]);
+    /// s.remove_range(..);
+    /// assert!(s.is_empty());
+    /// assert_eq!(s.universe(), 200);
+    /// ```
+    pub fn remove_range(&mut self, range: impl RangeBounds<u32>) {
+        let (start, end) = bounds(&range, self.universe);
+        let end = end.min(self.universe);
+        if start >= end {
+            return;
+        }
+        let (first, last) = (start >> 6, (end - 1) >> 6);
+        for w in first..=last {
+            let lo = if w == first { start & 63 } else { 0 };
+            let hi = if w == last { (end - 1) & 63 } else { 63 };
+            let old = self.words[w];
+            let new = old & !span(lo, hi);
+            if new != old {
+                self.words[w] = new;
+                if (old == u64::MAX) | (new == 0) {
+                    self.clear_summaries(w, old, new);
+                }
+            }
+        }
+    }
+
+    /// The number of indices of the set in `range`: a population count of the words the
+    /// range covers. O(range / 64), within the universe.
+    ///
+    /// ```
+    /// let s: dod::BitSet = [1, 5, 64, 65, 9000].into_iter().collect();
+    /// assert_eq!(s.count_range(5..=64), 2);
+    /// assert_eq!(s.count_range(66..), 1);
+    /// assert_eq!(s.count_range(..), s.count());
+    /// ```
+    pub fn count_range(&self, range: impl RangeBounds<u32>) -> usize {
+        let (start, end) = bounds(&range, self.universe);
+        let end = end.min(self.universe);
+        if start >= end {
+            return 0;
+        }
+        let (first, last) = (start >> 6, (end - 1) >> 6);
+        let head = u64::MAX << (start & 63);
+        let tail = span(0, (end - 1) & 63);
+        if first == last {
+            return (self.words[first] & head & tail).count_ones() as usize;
+        }
+        let middle: usize = self.words[first + 1..last]
+            .iter()
+            .map(|w| w.count_ones() as usize)
+            .sum();
+        middle
+            + (self.words[first] & head).count_ones() as usize
+            + (self.words[last] & tail).count_ones() as usize
+    }
+
+    /// An iterator over the indices of the set in `range`, ascending (`BTreeSet::range`).
+    /// Empty regions are skipped through the summary, as in [`iter`](BitSet::iter).
+    ///
+    /// ```
+    /// let s: dod::BitSet = [1, 5, 64, 9000].into_iter().collect();
+    /// assert_eq!(s.range(2..=64).collect::<Vec<_>>(), [5, 64]);
+    /// assert_eq!(s.range(65..).collect::<Vec<_>>(), [9000]);
+    /// ```
+    #[inline]
+    pub fn range(&self, range: impl RangeBounds<u32>) -> Range<&BitSet> {
+        let (start, end) = bounds(&range, self.universe);
+        Range::new(self, start, end.min(self.universe))
     }
 
     /// An iterator over the indices in ascending order. Each step is a trailing-zero count
@@ -973,7 +1495,7 @@ impl BitSet {
         Bits::not(self)
     }
 
-    /// Keeps only the indices also in `other` (in place). O(n / 64).
+    /// Keeps only the indices also in `other` (in place). O(n / 64). Also written `a &= &b`.
     ///
     /// ```
     /// let mut a: dod::BitSet = [1, 2, 3].into_iter().collect();
@@ -986,7 +1508,11 @@ impl BitSet {
     }
 
     /// Adds the indices of `other` (in place), growing the universe to cover `other`'s.
-    /// O(n / 64).
+    /// O(n / 64). Also written `a |= &b`.
+    ///
+    /// # Panics
+    ///
+    /// If `other`'s universe would hold an index above [`max_index`](BitSet::max_index).
     ///
     /// ```
     /// let mut a: dod::BitSet = [1].into_iter().collect();
@@ -995,12 +1521,13 @@ impl BitSet {
     /// assert_eq!(a.iter().collect::<Vec<_>>(), [1, 300]);
     /// assert_eq!(a.universe(), 301);
     /// ```
+    #[track_caller]
     pub fn or_with<B: Bits>(&mut self, other: B) {
         self.grow(other.universe());
         self.combine_with(other, |a, b| a | b);
     }
 
-    /// Removes the indices of `other` (in place). O(n / 64).
+    /// Removes the indices of `other` (in place). O(n / 64). Also written `a -= &b`.
     ///
     /// ```
     /// let mut a: dod::BitSet = [1, 2, 3].into_iter().collect();
@@ -1012,16 +1539,65 @@ impl BitSet {
     }
 
     /// Flips the indices of `other` (in place), growing the universe to cover `other`'s.
-    /// O(n / 64).
+    /// O(n / 64). Also written `a ^= &b`.
+    ///
+    /// # Panics
+    ///
+    /// If `other`'s universe would hold an index above [`max_index`](BitSet::max_index).
     ///
     /// ```
     /// let mut a: dod::BitSet = [1, 2].into_iter().collect();
     /// a.xor_with(&[2, 3].into_iter().collect::<dod::BitSet>());
     /// assert_eq!(a.iter().collect::<Vec<_>>(), [1, 3]);
     /// ```
+    #[track_caller]
     pub fn xor_with<B: Bits>(&mut self, other: B) {
         self.grow(other.universe());
         self.combine_with(other, |a, b| a ^ b);
+    }
+
+    /// Whether every index of the set is in `other` (`BTreeSet::is_subset`). Exact; walks
+    /// the non-empty words of the set through its summary and stops at the first index
+    /// missing from `other`. O(non-empty words).
+    ///
+    /// ```
+    /// let a: dod::BitSet = [1, 70].into_iter().collect();
+    /// let b: dod::BitSet = [1, 2, 70].into_iter().collect();
+    /// assert!(a.is_subset(&b));
+    /// assert!(!b.is_subset(&a));
+    /// assert!(dod::BitSet::new().is_subset(&a));
+    /// ```
+    #[inline]
+    pub fn is_subset<B: Bits>(&self, other: B) -> bool {
+        Bits::is_subset(self, other)
+    }
+
+    /// Whether every index of `other` is in the set (`BTreeSet::is_superset`). Exact.
+    /// O(non-empty words of `other`).
+    ///
+    /// ```
+    /// let a: dod::BitSet = [1, 2, 70].into_iter().collect();
+    /// let b: dod::BitSet = [2, 70].into_iter().collect();
+    /// assert!(a.is_superset(&b));
+    /// assert!(!b.is_superset(&a));
+    /// ```
+    #[inline]
+    pub fn is_superset<B: Bits>(&self, other: B) -> bool {
+        Bits::is_superset(self, other)
+    }
+
+    /// Whether the set and `other` have no index in common (`BTreeSet::is_disjoint`). Exact;
+    /// only the words where both summaries have a bit are read. O(non-empty words).
+    ///
+    /// ```
+    /// let a: dod::BitSet = [1, 5000].into_iter().collect();
+    /// let b: dod::BitSet = [2, 4999].into_iter().collect();
+    /// assert!(a.is_disjoint(&b));
+    /// assert!(!a.is_disjoint(&[5000].into_iter().collect::<dod::BitSet>()));
+    /// ```
+    #[inline]
+    pub fn is_disjoint<B: Bits>(&self, other: B) -> bool {
+        Bits::is_disjoint(self, other)
     }
 
     fn combine_with<B: Bits>(&mut self, other: B, op: impl Fn(u64, u64) -> u64) {
@@ -1045,6 +1621,12 @@ impl BitSet {
     pub fn assert_invariants(&self) {
         let n = words_for(self.universe);
         assert!(self.words.len() >= n, "capacity below the universe");
+        assert!(
+            self.universe <= self.bound(),
+            "universe {} past max_index {}",
+            self.universe,
+            self.max_index
+        );
         for (w, &word) in self.words.iter().enumerate() {
             let valid = if w + 1 < n || (w + 1 == n && self.universe % 64 == 0) {
                 u64::MAX
@@ -1176,6 +1758,166 @@ mod tests {
         s.clear(5000);
         assert_eq!(s.next(4), None);
         assert_eq!(s.next(1 << 40), None);
+    }
+
+    #[test]
+    fn summary_last() {
+        assert_eq!(Summary::EMPTY.last(), None);
+        assert_eq!(Summary::EMPTY.first(), None);
+        assert_eq!(Summary::EMPTY.next(0), None);
+        assert_eq!(Summary::EMPTY.word(3, 0), 0);
+        let mut s = Summary::build(300_000, |_| false);
+        assert_eq!(s.last(), None);
+        s.set(3);
+        assert_eq!(s.last(), Some(3));
+        s.set(299_999);
+        s.set(4096);
+        assert_eq!(s.last(), Some(299_999));
+        s.clear(299_999);
+        assert_eq!(s.last(), Some(4096));
+        assert_eq!(s.first(), Some(3));
+    }
+
+    #[test]
+    fn new_allocates_nothing_and_every_operation_works_on_it() {
+        const EMPTY: BitSet = BitSet::new();
+        let mut s = EMPTY;
+        assert_eq!(s.memory_usage(), 0);
+        assert_eq!(s.capacity(), 0);
+        s.assert_invariants();
+        assert!(s.is_empty());
+        assert_eq!(s.count(), 0);
+        assert_eq!((s.first(), s.last()), (None, None));
+        assert_eq!(
+            (s.first_zero(), s.next_zero(0), s.next_one(0)),
+            (None, None, None)
+        );
+        assert_eq!(s.iter().next(), None);
+        assert_eq!(s.blocks().next(), None);
+        assert_eq!(s.range(..).next(), None);
+        assert_eq!(s.count_range(..), 0);
+        assert!(!s.contains(0) && !s.contains(u32::MAX));
+        assert!(s.not().is_empty());
+        assert!(s.is_subset(&s) && s.is_disjoint(&s));
+        assert_eq!(s, BitSet::default());
+        assert!(!s.remove(5));
+        s.remove_range(..);
+        s.insert_range(..); // fills the (empty) universe
+        s.truncate(0);
+        s.clear();
+        s.shrink_to_fit();
+        s.and_with(&BitSet::new());
+        s.and_not_with(&BitSet::new());
+        s.or_with(&BitSet::new());
+        s.xor_with(&BitSet::new());
+        s.set_max_index(10);
+        s.assert_invariants();
+        assert_eq!(s.memory_usage(), 0);
+        assert_eq!(s.claim(), 0);
+        assert_eq!(s.last(), Some(0));
+        s.assert_invariants();
+    }
+
+    #[test]
+    fn try_insert_above_max_index_allocates_nothing() {
+        let mut s = BitSet::new().with_max_index(1000);
+        let err = s.try_insert(u32::MAX).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            InsertErrorKind::IndexAboveMax {
+                index: u32::MAX,
+                max: 1000
+            }
+        );
+        assert_eq!(err.into_inner(), u32::MAX);
+        assert_eq!(s.memory_usage(), 0);
+        assert_eq!(s.universe(), 0);
+        assert!(s.try_insert(1001).is_err());
+        assert_eq!(s.memory_usage(), 0);
+        assert_eq!(s.try_insert(1000), Ok(true));
+        // The capacity stops at the bound instead of doubling past it.
+        assert_eq!(s.capacity(), 1024);
+        let before = s.memory_usage();
+        assert!(s.try_insert(1 << 31).is_err());
+        assert!(s.try_grow(1 << 40).is_err());
+        assert_eq!(s.memory_usage(), before);
+        assert_eq!(
+            s.try_grow(1002),
+            Err(GrowError::AboveMax {
+                universe: 1002,
+                max_index: 1000
+            })
+        );
+        assert_eq!(s.try_grow(1001), Ok(()));
+        s.assert_invariants();
+    }
+
+    #[test]
+    #[should_panic(expected = "index 4294967295 is above the container's max_index 99")]
+    fn insert_above_max_index_panics_naming_both() {
+        let mut s = BitSet::new().with_max_index(99);
+        s.insert(u32::MAX);
+    }
+
+    #[test]
+    #[should_panic(expected = "index 100 is above the container's max_index 99")]
+    fn insert_range_above_max_index_panics() {
+        let mut s = BitSet::new().with_max_index(99);
+        s.insert_range(50..101);
+    }
+
+    #[test]
+    #[should_panic(expected = "index 4294967296 is above 2^32 - 1")]
+    fn grow_above_u32_panics() {
+        BitSet::new().grow((1 << 32) + 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "every index up to max_index 2 is in the set")]
+    fn claim_past_max_index_panics() {
+        let mut s = BitSet::new().with_max_index(2);
+        for _ in 0..4 {
+            s.claim();
+        }
+    }
+
+    #[test]
+    fn lowering_max_index_truncates() {
+        let mut s: BitSet = [1, 64, 65, 200].into_iter().collect();
+        s.set_max_index(64);
+        s.assert_invariants();
+        assert_eq!(s.iter().collect::<Vec<_>>(), [1, 64]);
+        assert_eq!(s.universe(), 65);
+        assert_eq!(s.last(), Some(64));
+        s.set_max_index(u32::MAX);
+        s.insert(1 << 20);
+        s.assert_invariants();
+    }
+
+    #[test]
+    fn ranges_keep_the_summaries() {
+        let mut s = BitSet::with_universe(64 * 200);
+        s.insert_range(10..64 * 150 + 3);
+        s.assert_invariants();
+        assert_eq!(s.count(), 64 * 150 + 3 - 10);
+        assert_eq!(s.first_zero(), Some(0));
+        assert_eq!(s.next_zero(10), Some(64 * 150 + 3));
+        s.remove_range(64 * 3..64 * 100);
+        s.assert_invariants();
+        assert_eq!(s.count_range(..), s.count());
+        assert_eq!(s.count_range(64 * 3..64 * 100), 0);
+        assert_eq!(s.next_one(64 * 3), Some(64 * 100));
+        s.insert_range(..);
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), None);
+        assert_eq!(s.count(), 64 * 200);
+        s.remove_range(5..=5);
+        assert_eq!(s.first_zero(), Some(5));
+        s.insert_range(5..=5);
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), None);
+        s.insert_range(100_000..100_000); // empty: no growth
+        assert_eq!(s.universe(), 64 * 200);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `serde` for [`BitSet`]: `{ "universe": u64, "words": [u64] }`, the same on every platform
 //! (bit `j` of word `w` is index `64 * w + j`). Reading checks that the words cover the
 //! universe exactly and that no bit past it is set, so untrusted input gives an error, never a
-//! broken set.
+//! broken set; what it allocates is bounded by the input (the words read, and 1/32 of them for
+//! the summaries). The bound ([`BitSet::max_index`]) is not part of the format: a set read
+//! back has none until [`set_max_index`](BitSet::set_max_index) gives it one.
 
 use alloc::vec::Vec;
 use serde::de::{Deserialize, Deserializer, Error};

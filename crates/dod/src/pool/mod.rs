@@ -213,8 +213,10 @@ impl<T> Pool<T, Handle> {
     /// ```
     /// let pool: dod::Pool<u32> = dod::Pool::new();
     /// assert!(pool.is_empty());
+    /// assert_eq!(pool.memory_usage(), 0);
+    /// const EMPTY: dod::Pool<u8> = dod::Pool::new();
     /// ```
-    pub fn new() -> Self {
+    pub const fn new() -> Self {
         Self::with_key()
     }
 
@@ -245,8 +247,7 @@ impl<T, K: Key> Pool<T, K> {
     /// let h: Handle32 = pool.insert(1);
     /// assert_eq!(pool[h], 1);
     /// ```
-    pub fn with_key() -> Self {
-        // Everything but the alive flags is `const`-ready.
+    pub const fn with_key() -> Self {
         Pool {
             slots: Vec::new(),
             alive: BitSet::new(),

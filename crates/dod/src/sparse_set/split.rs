@@ -65,7 +65,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// The sparse side, read-only, and the dense values, mutable, borrowed at once. O(1).
     ///
     /// While removals are pending ([`defer_remove`](SparseSet::defer_remove)), the indices
-    /// show [`TOMBSTONE`](super::TOMBSTONE) at their positions, as [`indices`](Self::indices)
+    /// show [`TOMBSTONE`] at their positions, as [`indices`](Self::indices)
     /// does.
     ///
     /// ```
