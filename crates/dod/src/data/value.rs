@@ -306,7 +306,8 @@ impl<'a> Floats<'a> {
         match self.0 {
             Repr::Slice(s) => s.get(i).copied(),
             Repr::Bytes(b) => {
-                let c = b.get(i.checked_mul(4)?..i * 4 + 4)?;
+                let start = i.checked_mul(4)?;
+                let c = b.get(start..start.checked_add(4)?)?;
                 Some(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             }
         }
@@ -465,5 +466,20 @@ impl PartialEq<OwnedValue> for Value<'_> {
 impl From<Value<'_>> for OwnedValue {
     fn from(v: Value<'_>) -> Self {
         v.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_get_never_overflows() {
+        let bytes = [0u8; 8];
+        let a = Floats::from_le_bytes(&bytes);
+        assert_eq!(a.get(1), Some(0.0));
+        for i in [2, usize::MAX / 4, usize::MAX / 4 + 1, usize::MAX] {
+            assert_eq!(a.get(i), None, "{i}");
+        }
     }
 }
