@@ -164,6 +164,13 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
         Ok(())
     }
 
+    /// Reserves arena room for the pages of `indices` more indices. Panics like `Vec` if the
+    /// memory cannot be had.
+    pub(crate) fn reserve(&mut self, indices: usize) {
+        self.slots
+            .reserve(indices.div_ceil(PAGE).saturating_mul(PAGE));
+    }
+
     /// The number of allocated pages.
     pub(crate) fn allocated(&self) -> usize {
         self.slots.len() / PAGE
@@ -228,6 +235,26 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
     pub(crate) fn all_slots(&self) -> &[S] {
         &self.slots
     }
+
+    /// Every slot of every allocated page, mutable, in arena order.
+    pub(crate) fn all_slots_mut(&mut self) -> &mut [S] {
+        &mut self.slots
+    }
+
+    /// Every slot of every allocated page with its index, in increasing order of index.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &S)> + '_ {
+        let table = self.table.iter().enumerate().map(|(p, &k)| (p, k));
+        let far = self.far.iter().map(|&(p, k)| (p as usize, k));
+        table
+            .chain(far)
+            .filter(|&(_, k)| k != 0)
+            .flat_map(move |(p, k)| {
+                self.page(k)
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, s)| ((p * PAGE + i) as u32, s))
+            })
+    }
 }
 
 #[cfg(test)]
@@ -279,6 +306,15 @@ mod tests {
         ] {
             assert_eq!(p.get(index), v, "{index}");
         }
+        let seen: Vec<(u32, u64)> = p
+            .iter()
+            .filter(|e| *e.1 != 0)
+            .map(|(i, &v)| (i, v))
+            .collect();
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        assert_eq!(seen, sorted, "index order");
+        assert_eq!(seen.len(), 11);
         // Shrinking drops empty pages, far ones included, and keeps the others readable.
         *p.slot_mut(5000 * 128).unwrap() = 0;
         *p.slot_mut(0).unwrap() = 0;
