@@ -540,7 +540,11 @@ fn corrupted_store_bytes_never_panic() {
             let mut b = good.clone();
             b[i] ^= 1 << bit;
             if let Ok(mut t) = DataStore::<Handle>::from_bytes(&b) {
-                t.assert_invariants();
+                // The invariant checks are many times the work of the rest; under Miri the
+                // test looks for undefined behaviour and panics only.
+                if !cfg!(miri) {
+                    t.assert_invariants();
+                }
                 for (e, v) in t.iter() {
                     let _ = v.get("name");
                     let _ = format!("{e:?}{v:?}");
@@ -552,7 +556,9 @@ fn corrupted_store_bytes_never_panic() {
                 }
                 let _ = t.try_insert(Handle::new(9, 1, 0).unwrap());
                 t.compact();
-                t.assert_invariants();
+                if !cfg!(miri) {
+                    t.assert_invariants();
+                }
             }
         }
         let _ = DataStore::<Handle>::from_bytes(&good[..i]);

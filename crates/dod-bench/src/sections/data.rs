@@ -838,7 +838,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         "Targets: random get >= 5x faster than the naive tree: {:.1}x (DataComponent), {:.1}x (DataStore); \
          <= 1.0x FxHashMap<u32, Value>: {:.2}x (DataComponent), {:.2}x (DataStore). \
          DataStore load (validate + copy) <= 3x a plain copy of its bytes: {:.2}x. Save is one copy of the buffer \
-         (plus the 8-byte slot per entity): {:.2}x the plain copy.",
+         (plus the 12-byte slot per entity): {:.2}x the plain copy.",
         1.0 / r(COMPONENT, NAIVE, "random get"),
         1.0 / r(STORE, NAIVE, "random get"),
         r(COMPONENT, FX, "random get"),
