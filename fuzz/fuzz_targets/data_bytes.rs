@@ -1,8 +1,10 @@
 //! Untrusted bytes: `DataView::new` and `DataComponent::from_bytes` either reject them or give
-//! a value whose every accessor and mutator works without panicking.
+//! a value whose every accessor and mutator works without panicking. Integer records (type
+//! tag 4, 8 bytes in the value area) are validated like the others; setting integers and
+//! setting by path string (which keeps names on the side) leave the bytes valid.
 #![no_main]
 
-use dod::data::{DataComponent, DataKey, DataView};
+use dod::data::{DataComponent, DataKey, DataView, Value, ValueType};
 use libfuzzer_sys::fuzz_target;
 
 fn exercise(v: DataView<'_>) {
@@ -12,6 +14,9 @@ fn exercise(v: DataView<'_>) {
         assert_eq!(v.get(k), Some(val));
         assert!(v.contains(k));
         let _ = (v.get_f32(k), v.get_bool(k), v.get_str(k));
+        // Each typed getter answers for its own type only.
+        assert_eq!(v.get_i64(k), val.as_i64());
+        assert_eq!(val.value_type() == ValueType::I64, v.get_i64(k).is_some());
         if let Some(a) = v.get_f32s(k) {
             let _ = a.to_vec();
         }
@@ -51,6 +56,10 @@ fuzz_target!(|input: &[u8]| {
         d.set(k, 2.5);
         assert_eq!(d.len(), view.len() + usize::from(!held));
         assert_eq!(d.get_f32(k), Some(2.5));
+        // An integer over whatever was there, in place or in a new record.
+        d.set(k, i64::MIN + i64::from(raw));
+        assert_eq!(d.get(k), Some(Value::I64(i64::MIN + i64::from(raw))));
+        assert_eq!(d.len(), view.len() + usize::from(!held));
         for &other in keys.iter().filter(|&&o| o != k) {
             assert_eq!(d.get(other), view.get(other));
         }
@@ -70,17 +79,25 @@ fuzz_target!(|input: &[u8]| {
         assert_eq!(merged.len(), view.len() + 1);
     }
     for (i, k) in keys.iter().enumerate() {
-        match i % 4 {
+        match i % 5 {
             0 => c.set(*k, "a string that is longer than most"),
             1 => c.set(*k, 1.5),
             2 => c.set(*k, &[1.0, 2.0, 3.0]),
+            3 => c.set(*k, i64::MAX - i as i64),
             _ => {
                 c.remove(*k);
             }
         }
     }
+    // By path string: the name is kept beside the bytes, which stay what they would be.
     c.set("fresh", "value");
+    c.set("fresh.id", i64::MAX);
+    assert_eq!(c.get_i64("fresh.id"), Some(i64::MAX));
+    assert!(c.names().name(DataKey::from_path("fresh.id")).is_some());
     exercise(c.view());
+    let reloaded = DataComponent::from_bytes(c.as_bytes()).expect("own bytes load");
+    assert_eq!(reloaded, c);
+    assert!(reloaded.names().is_empty());
     let patch = c.diff(view);
     let mut back = DataComponent::from(view);
     back.apply(&patch);

@@ -1,10 +1,14 @@
 //! Untrusted bytes for `DataStore::from_bytes`: rejected, or a store whose every accessor and
-//! mutator works without panicking. Inputs either are the bytes themselves or describe a
-//! valid store and then corrupt some of its bytes, so that most runs get past the header.
+//! mutator works without panicking, whose keys follow the slot rules, and whose saved bytes
+//! load again. Inputs either are the bytes themselves or describe a valid store (far indices,
+//! slots whose component was removed, integers) and then corrupt some of its bytes, so that
+//! most runs get past the header.
 #![no_main]
 
+use std::num::NonZeroU16;
+
 use dod::data::DataStore;
-use dod::{Handle, Handle32, Key};
+use dod::{Handle, Handle32, InsertErrorKind, Key};
 use libfuzzer_sys::fuzz_target;
 
 fn exercise<K: Key>(mut s: DataStore<K>) {
@@ -16,8 +20,26 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
         let _ = format!("{e:?}{v:?}");
     }
     let _ = (s.fragmentation(), s.memory_usage(), s.free_bytes());
+    s.assert_invariants();
     let ents: Vec<K> = s.keys().collect();
     assert_eq!(ents.len(), s.len());
+    for e in &ents {
+        // The key that holds a component is there; an older one is stale, and the same
+        // generation under another type id is foreign: neither enters, nothing is allocated.
+        assert_eq!(s.try_insert(*e).map_err(|x| x.kind()), Ok(false));
+        let before = s.memory_usage();
+        if let Some(g) = NonZeroU16::new(e.generation().get() - 1) {
+            let older = K::from_parts(e.index(), g, e.type_id());
+            let err = s.try_insert(older).unwrap_err().kind();
+            assert_eq!(err, InsertErrorKind::StaleKey);
+        }
+        if K::MAX_TYPE_ID > 0 {
+            let other = K::from_parts(e.index(), e.generation(), e.type_id() ^ 1);
+            let err = s.try_insert(other).unwrap_err().kind();
+            assert_eq!(err, InsertErrorKind::ForeignKey);
+        }
+        assert_eq!(s.memory_usage(), before);
+    }
     for (i, e) in ents.iter().enumerate() {
         assert!(s.set(
             *e,
@@ -25,6 +47,8 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
             "a name long enough to need a larger block than before"
         ));
         assert!(s.set(*e, "pos", &[1.0, 2.0, 3.0, 4.0]));
+        assert!(s.set(*e, "id", i64::MIN + i as i64));
+        assert_eq!(s.get_i64(*e, "id"), Some(i64::MIN + i as i64));
         if i % 3 == 0 {
             assert!(s.remove(*e));
         }
@@ -32,6 +56,7 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
     let bytes = s.to_bytes();
     let back = DataStore::<K>::from_bytes(&bytes).expect("saved bytes load");
     assert_eq!(back.len(), s.len());
+    assert!(back == s);
     s.compact();
     assert_eq!(
         DataStore::<K>::from_bytes(&s.to_bytes())
@@ -44,11 +69,17 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
 fn build(n: u8) -> Vec<u8> {
     let mut s: DataStore = DataStore::new();
     for i in 0..u32::from(n % 16) {
-        let e = Handle::new(i * 3, 1 + i as u16, 0).unwrap();
+        // Every fifth entity far out (a page of its own), every fourth removed again.
+        let index = if i % 5 == 4 { 3_000_000_000 + i } else { i * 3 };
+        let e = Handle::new(index, 1 + i as u16, i as u16 % 3).unwrap();
         s.insert(e);
         let _ = s.set(e, "name", "x".repeat(i as usize * 5).as_str());
         let _ = s.set(e, "hp", i as f32);
         let _ = s.set(e, "drunk", i % 2 == 0);
+        let _ = s.set(e, "id", e.to_bits() as i64);
+        if i % 4 == 3 {
+            s.remove(e);
+        }
     }
     s.to_bytes()
 }

@@ -1,8 +1,11 @@
 //! A character sheet in a `DataComponent`, as in Bitsquid's DataComponent article: read from the
 //! restricted JSON with the key names kept in a `KeyNames` registry, edited twice from the same
 //! base (a potion, a curse), each edit turned into a `diff` patch and both applied to the base.
-//! Input outside the restricted JSON is refused with the path that broke the rule. Then the
-//! sheets of many entities share one `DataStore`, which is saved to bytes, loaded back with
+//! Health and mana are integers, and so are the gold count (past 2^24, where an `f32` stops
+//! being exact) and a quest giver's `Handle`; values set by a path string keep their name, so
+//! the sheet writes its JSON without a registry. Input outside the restricted JSON is refused
+//! with the path that broke the rule. Then the sheets of many entities share one `DataStore`,
+//! which refuses stale keys and indices above its bound, is saved to bytes, loaded back with
 //! every offset checked, compared value by value, and refused when the bytes are damaged.
 //!
 //! Needs the `json` feature:
@@ -12,7 +15,7 @@
 use std::time::{Duration, Instant};
 
 use dod::data::{DataComponent, DataKey, DataStore, DecodeError, JsonError, KeyNames, Patch};
-use dod::{data_key, Handle};
+use dod::{data_key, Handle, InsertErrorKind};
 
 const NAME: DataKey = data_key!("name");
 const HEALTH: DataKey = data_key!("stats.health");
@@ -65,15 +68,25 @@ fn crowd_json(i: usize) -> String {
     )
 }
 
-/// Where the component of the entity at slot `index` starts in bytes from
-/// `DataStore::to_bytes`, read from the layout that method documents: a 24-byte header with
-/// the slot count at offset 12, 8 bytes per slot (key tag, then block offset | order), then
-/// the buffer.
-fn component_offset(bytes: &[u8], index: usize) -> usize {
-    let rd = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
-    let slot_count = rd(12);
-    let loc = rd(24 + 8 * index + 4);
-    24 + 8 * slot_count + (loc & !31)
+fn rd(bytes: &[u8], at: usize) -> usize {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize
+}
+
+/// Where the slot of the entity at `index` is in bytes from `DataStore::to_bytes`, read from
+/// the layout that method documents: a 24-byte header with the slot count at offset 12, then
+/// 12 bytes per slot in use (index, key tag, block offset | order) in order of index, then the
+/// buffer.
+fn slot_offset(bytes: &[u8], index: u32) -> usize {
+    (0..rd(bytes, 12))
+        .map(|n| 24 + 12 * n)
+        .find(|&at| rd(bytes, at) == index as usize)
+        .expect("the entity has a slot")
+}
+
+/// Where the component of the entity at `index` starts in bytes from `DataStore::to_bytes`.
+fn component_offset(bytes: &[u8], index: u32) -> usize {
+    let loc = rd(bytes, slot_offset(bytes, index) + 8);
+    24 + 12 * rd(bytes, 12) + (loc & !31)
 }
 
 fn main() {
@@ -86,18 +99,21 @@ fn main() {
     let base = DataComponent::from_json(BASE, &mut names).expect("the base sheet is valid");
     assert_eq!(names.len(), 6);
     assert_eq!(base.get_str(NAME), Some("The One"));
+    // Numbers without a fraction are integers; arrays hold floats.
+    assert_eq!(base.get_i64(HEALTH), Some(100));
+    assert_eq!(base.get_f32(HEALTH), None);
     assert_eq!(base.get_f32s(COLOR).unwrap().to_vec(), [0.0, 0.5, 0.5, 0.7]);
     println!("base:   {}", base.to_json(&names).unwrap());
 
     // One player drinks a potion.
     let mut potion = base.clone();
-    potion.set(HEALTH, base.get_f32(HEALTH).unwrap() + 25.0);
+    potion.set(HEALTH, base.get_i64(HEALTH).unwrap() + 25);
     potion.set(DRUNK, true);
     let potion_patch = potion.diff(&base);
     // Another is cursed: a new key, less mana, and the curse replaces the delirium.
     assert_eq!(names.register("status_effects.cursed"), Ok(CURSED));
     let mut curse = base.clone();
-    curse.set(MANA, base.get_f32(MANA).unwrap() - 50.0);
+    curse.set(MANA, base.get_i64(MANA).unwrap() - 50);
     curse.set(CURSED, "frailty");
     curse.remove(DELIRIOUS);
     let curse_patch = curse.diff(&base);
@@ -129,8 +145,8 @@ fn main() {
             assert_eq!(merged.get(k), Some(v));
         }
     }
-    assert_eq!(merged.get_f32(HEALTH), Some(125.0));
-    assert_eq!(merged.get_f32(MANA), Some(150.0));
+    assert_eq!(merged.get_i64(HEALTH), Some(125));
+    assert_eq!(merged.get_i64(MANA), Some(150));
     assert_eq!(merged.get_bool(DRUNK), Some(true));
     assert_eq!(merged.get_str(CURSED), Some("frailty"));
     assert!(!merged.contains(DELIRIOUS));
@@ -140,6 +156,32 @@ fn main() {
         DataComponent::from_json(&merged_json, &mut names).unwrap(),
         merged,
         "the JSON reads back as the same sheet"
+    );
+
+    // --- Integers past 2^24 and handles, and names kept from path strings. ---
+    let quest_giver = Handle::new(3_000_000_000, 4, 1).unwrap();
+    let mut loot = merged.clone();
+    loot.set("inventory.gold", 16_777_217i64); // an f32 would round it to 16 777 216
+    loot.set("quest.giver", quest_giver.to_bits() as i64);
+    loot.set(data_key!("quest.step"), 2); // by key: no name kept
+    assert_eq!(loot.get_i64("inventory.gold"), Some(16_777_217));
+    let giver = loot
+        .get_i64("quest.giver")
+        .map(|b| Handle::from_bits(b as u64));
+    assert_eq!(giver, Some(Some(quest_giver)));
+    // The loot's own names cover the paths it was given as strings; `names` covers the rest,
+    // and a key neither names ("quest.step") is written by its hash and still reads back.
+    let own_names_only = loot.to_json(&KeyNames::new()).unwrap();
+    println!("loot, own names only: {own_names_only}");
+    assert!(own_names_only.contains(r#""inventory":{"gold":16777217}"#));
+    assert!(own_names_only.contains(&format!("\"{}\":2", data_key!("quest.step"))));
+    let loot_json = loot.to_json(&names).unwrap();
+    println!("loot:   {loot_json}");
+    let mut loot_names = KeyNames::new();
+    assert_eq!(
+        DataComponent::from_json(&loot_json, &mut loot_names).unwrap(),
+        loot,
+        "integers and unnamed keys read back exactly"
     );
 
     // --- Input outside the restricted JSON is refused, naming the path. ---
@@ -167,7 +209,8 @@ fn main() {
 
     // --- Many sheets in one store, saved and loaded. ---
     let start = Instant::now();
-    let mut store: DataStore = DataStore::new();
+    // No entity index past a million: a corrupt or hostile index is refused, not allocated for.
+    let mut store: DataStore = DataStore::new().with_max_index(1_000_000);
     let mut sheets: Vec<(Handle, DataComponent)> = Vec::with_capacity(crowd);
     for i in 0..crowd {
         // Entities as an allocator would hand them out: gaps, and generations past the first.
@@ -188,6 +231,31 @@ fn main() {
     names.register("biography").unwrap();
     let build = start.elapsed();
     assert_eq!(store.len(), crowd);
+
+    // The store follows the entity allocator's generations: a stale handle cannot overwrite a
+    // live entity's sheet, and an index past the bound is refused before any allocation.
+    let (live, _) = sheets[1];
+    let stale = Handle::new(live.index(), live.generation() - 1, 0).unwrap();
+    let err = store.try_insert(stale).unwrap_err();
+    println!("refused, a stale handle: {err}");
+    assert_eq!(err.kind(), InsertErrorKind::StaleKey);
+    let far = Handle::new(4_000_000_000, 1, 0).unwrap();
+    let memory = store.memory_usage();
+    let err = store.try_insert(far).unwrap_err();
+    println!("refused, an index past the bound: {err}");
+    assert_eq!(
+        err.kind(),
+        InsertErrorKind::IndexAboveMax {
+            index: 4_000_000_000,
+            max: 1_000_000
+        }
+    );
+    assert_eq!(store.memory_usage(), memory);
+    // Set by path string: the store keeps the name, and writes the sheet by it.
+    assert!(store.set(live, "status_effects.poisoned", 3));
+    let json = store.to_json(live, &names).unwrap().unwrap();
+    assert!(json.contains(r#""poisoned":3"#), "{json}");
+    sheets[1].1.set("status_effects.poisoned", 3);
 
     let start = Instant::now();
     let bytes = store.to_bytes();
@@ -236,7 +304,7 @@ fn main() {
 
     let victim = sheets[crowd / 2].0.index();
     let mut bad_tag = bytes.clone();
-    let comp = component_offset(&bad_tag, victim as usize);
+    let comp = component_offset(&bad_tag, victim);
     let entries = u32::from_le_bytes(bad_tag[comp + 8..comp + 12].try_into().unwrap()) as usize;
     bad_tag[comp + 16 + 8 * entries] = 9; // the first entry's type tag
     let err = DataStore::<Handle>::from_bytes(&bad_tag).unwrap_err();
@@ -250,7 +318,7 @@ fn main() {
     );
 
     let mut bad_block = bytes.clone();
-    let loc_at = 24 + 8 * victim as usize + 4;
+    let loc_at = slot_offset(&bad_block, victim) + 8;
     // A 32-byte block (order 0) at 1 GiB, far past the end of the buffer.
     bad_block[loc_at..loc_at + 4].copy_from_slice(&0x4000_0000u32.to_le_bytes());
     let err = DataStore::<Handle>::from_bytes(&bad_block).unwrap_err();

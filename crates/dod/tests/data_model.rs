@@ -1,7 +1,9 @@
-//! Model tests: `DataComponent` and `DataStore` against `HashMap<String, OwnedValue>`, checked
-//! after every step.
+//! Model tests: `DataComponent` against `HashMap<String, OwnedValue>`, checked after every
+//! step: values of every type (integers at both ends of `i64`, a handle's bits), the names kept
+//! for paths given as strings, byte round trips, and (feature `json`) JSON round trips with
+//! named and unnamed keys and the depth bound.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use dod::data::{DataComponent, DataKey, DataView, OwnedValue, Patch, Value};
 use proptest::prelude::*;
@@ -45,30 +47,58 @@ const PATHS: &[&str] = &[
     "item828385.I8",
 ];
 
+/// Integers worth a special look: both ends of `i64`, around 2^24 (where `f32` stops being
+/// exact) and the bits of handles.
+fn special_integers() -> Vec<i64> {
+    vec![
+        i64::MIN,
+        i64::MAX,
+        i64::MIN + 1,
+        i64::MAX - 1,
+        0,
+        -1,
+        1 << 24,
+        (1 << 24) + 1,
+        dod::Handle::new(u32::MAX - 1, u16::MAX, 0x7FFF)
+            .unwrap()
+            .to_bits() as i64,
+        dod::Handle::new(7, 1, 0).unwrap().to_bits() as i64,
+    ]
+}
+
 fn value() -> impl Strategy<Value = OwnedValue> {
     prop_oneof![
         any::<bool>().prop_map(OwnedValue::Bool),
         (-1e6f32..1e6).prop_map(OwnedValue::F32),
         "[a-zé😀]{0,40}".prop_map(OwnedValue::String),
         prop::collection::vec(-1e3f32..1e3, 0..20).prop_map(OwnedValue::F32s),
+        any::<i64>().prop_map(OwnedValue::I64),
+        prop::sample::select(special_integers()).prop_map(OwnedValue::I64),
     ]
 }
 
 #[derive(Clone, Debug)]
 enum Op {
+    /// Set by the path string (the component keeps its name).
     Set(usize, OwnedValue),
+    /// Set by `DataKey` (no name).
+    SetKey(usize, OwnedValue),
     Remove(usize),
     Clear,
     Compact,
     RoundTrip,
     Merge(Vec<(usize, OwnedValue)>),
     DiffApply(Vec<(usize, Option<OwnedValue>)>),
+    /// Write JSON with the component's own names and read it back (feature `json`).
+    Json,
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let path = 0..PATHS.len();
     prop_oneof![
-        8 => (path.clone(), value()).prop_map(|(p, v)| Op::Set(p, v)),
+        5 => (path.clone(), value()).prop_map(|(p, v)| Op::Set(p, v)),
+        3 => (path.clone(), value()).prop_map(|(p, v)| Op::SetKey(p, v)),
+        1 => Just(Op::Json),
         3 => path.clone().prop_map(Op::Remove),
         1 => Just(Op::Clear),
         1 => Just(Op::Compact),
@@ -80,7 +110,7 @@ fn op() -> impl Strategy<Value = Op> {
 
 type Model = HashMap<String, OwnedValue>;
 
-fn check(c: &DataComponent, m: &Model) {
+fn check(c: &DataComponent, m: &Model, named: &HashSet<&str>) {
     assert_eq!(c.len(), m.len());
     assert_eq!(c.is_empty(), m.is_empty());
     for p in PATHS {
@@ -116,7 +146,27 @@ fn check(c: &DataComponent, m: &Model) {
                 _ => None,
             }
         );
+        assert_eq!(
+            c.get_i64(*p),
+            match v {
+                Some(OwnedValue::I64(i)) => Some(*i),
+                _ => None,
+            }
+        );
+        if let Some(a) = c.get_f32s(*p) {
+            // Indices whose byte offset overflows read nothing, in debug builds too.
+            for i in [a.len(), usize::MAX / 4, usize::MAX / 4 + 1, usize::MAX] {
+                assert_eq!(a.get(i), None);
+            }
+        }
+        let name = c.names().name(DataKey::from_path(p));
+        assert_eq!(
+            name.as_deref(),
+            named.contains(p).then_some(*p),
+            "name of {p}"
+        );
     }
+    assert_eq!(c.names().len(), named.len());
     // Iteration: sorted by hash, one per model entry.
     let keys: Vec<DataKey> = c.iter().map(|(k, _)| k).collect();
     assert!(keys.windows(2).all(|w| w[0] < w[1]));
@@ -147,10 +197,17 @@ proptest! {
     fn component_matches_model(ops in prop::collection::vec(op(), 1..max_ops())) {
         let mut c = DataComponent::new();
         let mut m = Model::new();
+        // The paths set by string since the component was last read from bytes.
+        let mut named: HashSet<&str> = HashSet::new();
         for op in ops {
             match op {
                 Op::Set(p, v) => {
                     c.set(PATHS[p], &v);
+                    m.insert(PATHS[p].to_string(), v);
+                    named.insert(PATHS[p]);
+                }
+                Op::SetKey(p, v) => {
+                    c.set(DataKey::from_path(PATHS[p]), &v);
                     m.insert(PATHS[p].to_string(), v);
                 }
                 Op::Remove(p) => {
@@ -169,6 +226,8 @@ proptest! {
                     let back = DataComponent::from_bytes(c.as_bytes()).unwrap();
                     assert_eq!(back.as_bytes(), c.as_bytes());
                     c = back;
+                    // Names are not part of the bytes.
+                    named.clear();
                 }
                 Op::Merge(entries) => {
                     let mut other = DataComponent::new();
@@ -204,8 +263,12 @@ proptest! {
                     assert_eq!(via_explicit, changed);
                     assert!(c.diff(&changed).is_empty());
                 }
+                Op::Json => {
+                    #[cfg(feature = "json")]
+                    json::round_trip(&c, &m, &named);
+                }
             }
-            check(&c, &m);
+            check(&c, &m, &named);
         }
     }
 }
@@ -323,10 +386,129 @@ fn value_conversions() {
 /// Restricted JSON round trip: names registered by `from_json` let `to_json` write the same
 /// document back, and the component read back is the same. Paths of the same tree can not be
 /// both a value and an object, so the generated documents use leaf paths only.
+#[test]
+fn floats_get_past_the_end_is_none_even_where_the_offset_overflows() {
+    let mut c = DataComponent::new();
+    c.set("a", &[1.0, 2.0]);
+    let a = c.get_f32s("a").unwrap();
+    assert_eq!(a.get(1), Some(2.0));
+    for i in [
+        2,
+        usize::MAX / 4 - 1,
+        usize::MAX / 4,
+        usize::MAX / 4 + 1,
+        usize::MAX,
+    ] {
+        assert_eq!(a.get(i), None, "{i}");
+    }
+}
+
+#[test]
+fn integers_round_trip_through_bytes_exactly() {
+    let mut c = DataComponent::new();
+    for (n, &i) in special_integers().iter().enumerate() {
+        c.set(DataKey::ROOT.child(&n.to_string()), i);
+    }
+    let back = DataComponent::from_bytes(c.as_bytes()).unwrap();
+    for (n, &i) in special_integers().iter().enumerate() {
+        assert_eq!(back.get_i64(DataKey::ROOT.child(&n.to_string())), Some(i));
+    }
+    // A handle's bits come back as the same handle.
+    let h = dod::Handle::new(4_000_000_000, 9, 3).unwrap();
+    c.set("target", h.to_bits() as i64);
+    let bits = DataView::new(c.as_bytes())
+        .unwrap()
+        .get_i64("target")
+        .unwrap();
+    assert_eq!(dod::Handle::from_bits(bits as u64), Some(h));
+    // Replacing an integer by a string and back reuses or frees its 8-byte record.
+    c.set("target", "a string of some length");
+    c.set("target", -5);
+    assert_eq!(c.get_i64("target"), Some(-5));
+    DataView::new(c.as_bytes()).unwrap();
+}
+
+#[test]
+fn names_of_paths_given_as_strings_are_kept() {
+    use dod::data::{KeyNames, NameError, MAX_PATH_DEPTH};
+    let mut c = DataComponent::new();
+    c.set("status.poisoned", true);
+    c.set(dod::data_key!("status.cursed"), true);
+    let poisoned = DataKey::from_path("status.poisoned");
+    assert_eq!(c.names().name(poisoned).as_deref(), Some("status.poisoned"));
+    assert_eq!(c.names().name(DataKey::from_path("status.cursed")), None);
+    // Removing keeps the name; bytes carry none.
+    assert!(c.remove("status.poisoned"));
+    assert!(c.names().name(poisoned).is_some());
+    assert!(DataComponent::from_bytes(c.as_bytes())
+        .unwrap()
+        .names()
+        .is_empty());
+    // The depth bound, exactly at and one past it.
+    let path = |n: usize| vec!["s"; n].join(".");
+    let mut names = KeyNames::new();
+    assert!(names.register(&path(MAX_PATH_DEPTH)).is_ok());
+    assert_eq!(
+        names.register(&path(MAX_PATH_DEPTH + 1)),
+        Err(NameError::TooDeep {
+            depth: MAX_PATH_DEPTH + 1
+        })
+    );
+    assert_eq!(
+        names.register(&path(20_000)),
+        Err(NameError::TooDeep { depth: 20_000 })
+    );
+    let mut d = DataComponent::new();
+    d.set(path(MAX_PATH_DEPTH).as_str(), 1);
+    d.set(path(MAX_PATH_DEPTH + 1).as_str(), 2);
+    d.set(path(20_000).as_str(), 3);
+    assert_eq!(d.len(), 3);
+    assert_eq!(
+        d.names().len(),
+        1,
+        "only the path within the bound is named"
+    );
+}
+
 #[cfg(feature = "json")]
 mod json {
     use super::*;
-    use dod::data::KeyNames;
+    use dod::data::{JsonError, KeyNames, MAX_PATH_DEPTH};
+
+    /// Writes `c` with its own names, predicts a conflict (a named path that is a prefix of
+    /// another), and otherwise reads the text back: same entries, the names registered are
+    /// exactly the named paths present, and writing again gives the same text.
+    pub(super) fn round_trip(c: &DataComponent, m: &Model, named: &HashSet<&str>) {
+        let present: Vec<&str> = named
+            .iter()
+            .copied()
+            .filter(|p| m.contains_key(*p))
+            .collect();
+        let conflict = present.iter().any(|p| {
+            present
+                .iter()
+                .any(|q| q.len() > p.len() && q.starts_with(p) && q.as_bytes()[p.len()] == b'.')
+        });
+        let written = c.to_json(&KeyNames::new());
+        if conflict {
+            assert!(
+                matches!(written, Err(JsonError::PathConflict { .. })),
+                "{written:?}"
+            );
+            return;
+        }
+        let text = written.unwrap();
+        let mut names = KeyNames::new();
+        let back = DataComponent::from_json(&text, &mut names).unwrap();
+        assert_eq!(&back, c, "{text}");
+        let mut registered: Vec<String> =
+            names.iter().map(|(k, _)| names.name(k).unwrap()).collect();
+        registered.sort();
+        let mut expect: Vec<String> = present.iter().map(|p| p.to_string()).collect();
+        expect.sort();
+        assert_eq!(registered, expect);
+        assert_eq!(back.to_json(&names).unwrap(), text);
+    }
 
     const LEAVES: &[&str] = &[
         "name",
@@ -342,8 +524,13 @@ mod json {
         prop_oneof![
             any::<bool>().prop_map(OwnedValue::Bool),
             (-1e6f32..1e6).prop_map(OwnedValue::F32),
+            any::<f32>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(OwnedValue::F32),
             "[a-z\"\\\\é]{0,12}".prop_map(OwnedValue::String),
             prop::collection::vec(-1e3f32..1e3, 0..5).prop_map(OwnedValue::F32s),
+            any::<i64>().prop_map(OwnedValue::I64),
+            prop::sample::select(special_integers()).prop_map(OwnedValue::I64),
         ]
     }
 
@@ -356,7 +543,7 @@ mod json {
             let mut c = DataComponent::new();
             for (p, v) in &entries {
                 names.register(LEAVES[*p]).unwrap();
-                c.set(LEAVES[*p], v);
+                c.set(DataKey::from_path(LEAVES[*p]), v);
             }
             let text = c.to_json(&names).unwrap();
             let mut names2 = KeyNames::new();
@@ -364,5 +551,85 @@ mod json {
             prop_assert_eq!(&back, &c);
             prop_assert_eq!(back.to_json(&names2).unwrap(), text);
         }
+
+        /// Keys without names, anywhere in the hash range, mixed with named ones: written by
+        /// hash, read back as the same keys, registering no name for them.
+        #[test]
+        fn unnamed_keys_round_trip(
+            raw in prop::collection::vec((any::<u32>(), finite_value()), 0..8),
+            named in prop::collection::vec((0..LEAVES.len(), finite_value()), 0..4),
+        ) {
+            let mut c = DataComponent::new();
+            for (k, v) in &raw {
+                c.set(DataKey::from_raw(*k), v);
+            }
+            for (p, v) in &named {
+                c.set(LEAVES[*p], v);
+            }
+            let text = c.to_json(&KeyNames::new()).unwrap();
+            let mut names = KeyNames::new();
+            let back = DataComponent::from_json(&text, &mut names).unwrap();
+            prop_assert_eq!(&back, &c);
+            prop_assert_eq!(names.len(), c.names().len());
+            prop_assert_eq!(back.to_json(&names).unwrap(), text);
+        }
+    }
+
+    fn nested(depth: usize) -> String {
+        let mut s = String::new();
+        for i in 0..depth {
+            s.push_str(&format!("{{\"s{i}\":"));
+        }
+        s.push('1');
+        s.push_str(&"}".repeat(depth));
+        s
+    }
+
+    #[test]
+    fn one_depth_bound_for_register_to_json_and_from_json() {
+        let path = |n: usize| {
+            (0..n)
+                .map(|i| format!("s{i}"))
+                .collect::<Vec<_>>()
+                .join(".")
+        };
+        // At the bound: set by path (named), written nested, read back.
+        let mut c = DataComponent::new();
+        c.set(path(MAX_PATH_DEPTH).as_str(), 1);
+        let text = c.to_json(&KeyNames::new()).unwrap();
+        assert_eq!(text, nested(MAX_PATH_DEPTH));
+        let mut names = KeyNames::new();
+        let back = DataComponent::from_json(&text, &mut names).unwrap();
+        assert_eq!(back, c);
+        assert_eq!(names.len(), 1);
+        // One past: no name is kept, so the key is written by hash, and reads back.
+        let mut deep = DataComponent::new();
+        deep.set(path(MAX_PATH_DEPTH + 1).as_str(), 2);
+        let text = deep.to_json(&KeyNames::new()).unwrap();
+        let hash = DataKey::from_path(&path(MAX_PATH_DEPTH + 1)).to_raw();
+        assert_eq!(text, format!("{{\"#{hash:08x}\":2}}"));
+        assert_eq!(
+            DataComponent::from_json(&text, &mut KeyNames::new()).unwrap(),
+            deep
+        );
+        // Reading one past, or far past, the bound is refused with the depth.
+        for depth in [MAX_PATH_DEPTH + 1, 1_000, 20_000] {
+            assert_eq!(
+                DataComponent::from_json(&nested(depth), &mut names),
+                Err(JsonError::TooDeep { depth })
+            );
+        }
+        assert_eq!(names.len(), 1, "a refused input registers nothing");
+    }
+
+    #[test]
+    fn set_by_path_names_what_to_json_writes() {
+        let mut c = DataComponent::new();
+        c.set("status.poisoned", 3);
+        c.set("stats.health", 10.5);
+        assert_eq!(
+            c.to_json(&KeyNames::new()).unwrap(),
+            r#"{"stats":{"health":10.5},"status":{"poisoned":3}}"#
+        );
     }
 }

@@ -76,6 +76,7 @@ fn weigh(v: Option<Value<'_>>) -> f64 {
         Some(Value::F32(f)) => f64::from(f),
         Some(Value::Str(s)) => str_weight(s),
         Some(Value::F32s(a)) => a.iter().map(f64::from).sum::<f64>() * 11.0,
+        Some(Value::I64(i)) => i as f64,
     }
 }
 
@@ -103,6 +104,7 @@ fn naive_value(v: &OwnedValue) -> Naive {
         OwnedValue::F32(f) => Naive::F32(*f),
         OwnedValue::String(s) => Naive::Str(s.clone()),
         OwnedValue::F32s(a) => Naive::Arr(a.clone()),
+        OwnedValue::I64(_) => unreachable!("the workload holds no integers"),
     }
 }
 
@@ -147,6 +149,7 @@ fn json_value(v: &OwnedValue) -> Json {
         OwnedValue::F32(f) => Json::from(f64::from(*f)),
         OwnedValue::String(s) => Json::String(s.clone()),
         OwnedValue::F32s(a) => Json::Array(a.iter().map(|f| Json::from(f64::from(*f))).collect()),
+        OwnedValue::I64(i) => Json::from(*i),
     }
 }
 
@@ -196,6 +199,7 @@ fn fx_value(v: &OwnedValue) -> FxVal {
         OwnedValue::F32(f) => FxVal::F32(*f),
         OwnedValue::String(s) => FxVal::Str(s.clone()),
         OwnedValue::F32s(a) => FxVal::Arr(a.clone()),
+        OwnedValue::I64(_) => unreachable!("the workload holds no integers"),
     }
 }
 
@@ -834,7 +838,7 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         "Targets: random get >= 5x faster than the naive tree: {:.1}x (DataComponent), {:.1}x (DataStore); \
          <= 1.0x FxHashMap<u32, Value>: {:.2}x (DataComponent), {:.2}x (DataStore). \
          DataStore load (validate + copy) <= 3x a plain copy of its bytes: {:.2}x. Save is one copy of the buffer \
-         (plus the 8-byte slot per entity): {:.2}x the plain copy.",
+         (plus the 12-byte slot per entity): {:.2}x the plain copy.",
         1.0 / r(COMPONENT, NAIVE, "random get"),
         1.0 / r(STORE, NAIVE, "random get"),
         r(COMPONENT, FX, "random get"),

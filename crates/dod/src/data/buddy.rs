@@ -40,6 +40,15 @@ pub(crate) fn order_for(bytes: usize) -> u8 {
     units.trailing_zeros().min(u32::from(u8::MAX)) as u8
 }
 
+/// Why a block could not be had.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AllocError {
+    /// The arena would grow past `block_size(MAX_ORDER)` (2 GiB).
+    TooLarge,
+    /// The heap refused the memory.
+    OutOfMemory,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Buddy {
     /// Empty (no arena yet) or `block_size(top)` bytes.
@@ -81,7 +90,21 @@ impl Buddy {
 
     /// An arena of one free block of order `top`.
     pub(crate) fn with_top(top: u8) -> Self {
-        let mut b = Buddy::bits_only(vec![0; block_size(top)], top);
+        Buddy::with_top_in(vec![0; block_size(top)], top)
+    }
+
+    /// [`with_top`](Buddy::with_top), or an error if the heap refuses the arena.
+    fn try_with_top(top: u8) -> Result<Self, AllocError> {
+        let mut arena = Vec::new();
+        arena
+            .try_reserve_exact(block_size(top))
+            .map_err(|_| AllocError::OutOfMemory)?;
+        arena.resize(block_size(top), 0);
+        Ok(Buddy::with_top_in(arena, top))
+    }
+
+    fn with_top_in(arena: Vec<u8>, top: u8) -> Self {
+        let mut b = Buddy::bits_only(arena, top);
         b.push_free(0, top);
         b
     }
@@ -154,21 +177,35 @@ impl Buddy {
     ///
     /// # Panics
     ///
-    /// If the arena would exceed `block_size(MAX_ORDER)` (2 GiB).
+    /// If the arena would exceed `block_size(MAX_ORDER)` (2 GiB), or the heap refuses the
+    /// memory.
     #[track_caller]
     pub(crate) fn alloc(&mut self, order: u8) -> u32 {
-        assert!(
-            order <= MAX_ORDER,
-            "DataStore: a component of {} bytes is larger than the largest block (2 GiB)",
-            block_size(order.min(MAX_ORDER)) * 2
-        );
+        match self.try_alloc(order) {
+            Ok(off) => off,
+            Err(AllocError::TooLarge) => panic!(
+                "DataStore: the buffer would grow past {} bytes (a block of order {order} was \
+                 asked for)",
+                block_size(MAX_ORDER)
+            ),
+            Err(AllocError::OutOfMemory) => {
+                panic!("DataStore: out of memory growing the buffer")
+            }
+        }
+    }
+
+    /// A block of order `order`, or an error (and no change) if the arena cannot grow enough.
+    pub(crate) fn try_alloc(&mut self, order: u8) -> Result<u32, AllocError> {
+        if order > MAX_ORDER {
+            return Err(AllocError::TooLarge);
+        }
         if self.arena.is_empty() {
-            *self = Buddy::with_top(order.max(7));
+            *self = Buddy::try_with_top(order.max(7))?;
         }
         let mut o = loop {
             match (order..=self.top).find(|&o| self.heads[o as usize] != NONE) {
                 Some(o) => break o,
-                None => self.grow(),
+                None => self.try_grow()?,
             }
         };
         let off = self.heads[o as usize];
@@ -183,7 +220,7 @@ impl Buddy {
             self.push_free(off + block_size(o) as u32, o);
             self.toggle_pair(off, o);
         }
-        off
+        Ok(off)
     }
 
     /// Gives back the block at `off` of order `o`, merging it with free buddies.
@@ -203,28 +240,55 @@ impl Buddy {
         self.push_free(off, o);
     }
 
-    /// Doubles the arena: the old one becomes the lower half.
-    #[track_caller]
-    fn grow(&mut self) {
+    /// Doubles the arena: the old one becomes the lower half. On an error nothing changes.
+    fn try_grow(&mut self) -> Result<(), AllocError> {
         let old = self.top;
-        assert!(
-            old < MAX_ORDER,
-            "DataStore: the buffer would grow past {} bytes",
-            block_size(MAX_ORDER)
-        );
+        if old >= MAX_ORDER {
+            return Err(AllocError::TooLarge);
+        }
         let top = old + 1;
         let half = block_size(old) as u32;
+        // Everything the growth needs is reserved first, so that it cannot fail half-way.
+        let oom = |_| AllocError::OutOfMemory;
+        self.arena
+            .try_reserve_exact(block_size(top) - self.arena.len())
+            .map_err(oom)?;
+        for o in 0..=top {
+            let pairs = ((1usize << (top - o)) / 2).div_ceil(64);
+            let splits = (1usize << (top - o)).div_ceil(64);
+            match (
+                self.pairs.get_mut(o as usize),
+                self.splits.get_mut(o as usize),
+            ) {
+                (Some(p), Some(s)) => {
+                    p.try_reserve_exact(pairs.saturating_sub(p.len()))
+                        .map_err(oom)?;
+                    s.try_reserve_exact(splits.saturating_sub(s.len()))
+                        .map_err(oom)?;
+                }
+                _ => {
+                    self.pairs.try_reserve(1).map_err(oom)?;
+                    self.splits.try_reserve(1).map_err(oom)?;
+                }
+            }
+        }
+        let mut fresh: (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+        fresh.0.try_reserve_exact(1).map_err(oom)?;
+        fresh.1.try_reserve_exact(1).map_err(oom)?;
         self.arena.resize(block_size(top), 0);
         self.top = top;
         for o in 0..=top {
-            let pairs = bits_for((1usize << (top - o)) / 2);
-            let splits = bits_for(1usize << (top - o));
+            let pairs = ((1usize << (top - o)) / 2).div_ceil(64);
+            let splits = (1usize << (top - o)).div_ceil(64);
             if let Some(p) = self.pairs.get_mut(o as usize) {
-                p.resize(pairs.len(), 0);
-                self.splits[o as usize].resize(splits.len(), 0);
+                p.resize(pairs, 0);
+                self.splits[o as usize].resize(splits, 0);
             } else {
-                self.pairs.push(pairs);
-                self.splits.push(splits);
+                // The new top order: one block, no pair; its vectors were reserved above.
+                fresh.0.resize(pairs, 0);
+                fresh.1.resize(splits, 0);
+                self.pairs.push(core::mem::take(&mut fresh.0));
+                self.splits.push(core::mem::take(&mut fresh.1));
             }
         }
         if self.heads[old as usize] == 0 {
@@ -237,6 +301,7 @@ impl Buddy {
             self.push_free(half, old);
             self.toggle_pair(0, old);
         }
+        Ok(())
     }
 
     /// Frees everything: the arena is zeroed and becomes one free block. Allocates nothing.

@@ -5,25 +5,36 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
+use alloc::boxed::Box;
+
 use super::raw;
 use super::value::{Floats, Value};
-use super::{DataKey, DecodeError};
+use super::{DataKey, DecodeError, KeyNames, PathKey};
 
 /// Smallest buffer a component allocates.
 const MIN_BUFFER: usize = 64;
+
+/// What [`DataComponent::names`] lends when the component keeps none.
+static NO_NAMES: KeyNames = KeyNames::new();
 
 /// Small dynamic data of one entity — a character sheet, a quest's flags — in ONE buffer with
 /// no pointers: keys, types and 32-bit values grow up from the start, strings and float arrays
 /// grow down from the end, and they share the free space between.
 ///
 /// Values are the restricted JSON of the Bitsquid `DataComponent`: [`bool`], [`f32`], UTF-8
-/// strings and arrays of `f32` ([`Value`]). Objects exist only as flattened key paths, hashed
+/// strings and arrays of `f32` ([`Value`]), plus [`i64`] integers, so that ids and handles
+/// above 2²⁴ are stored exactly. Objects exist only as flattened key paths, hashed
 /// to a [`DataKey`]: `stats.health`. Keys are kept sorted; lookups are a binary search over
 /// the key array alone.
 ///
 /// A value whose size changes takes a new place in the value area (a shorter string is
 /// written over the old one); the holes left behind are reclaimed when the buffer grows (it is
 /// re-packed) or by [`compact`](DataComponent::compact).
+///
+/// A value set by a path string (`set("stats.health", ..)`) also keeps the path's name on the
+/// side ([`names`](DataComponent::names)), so that [`to_json`](DataComponent::to_json) writes
+/// it by name; a value set by a [`DataKey`] keeps none and costs nothing more. Names are
+/// metadata: they are not part of the bytes, of equality, or of what `from_bytes` reads.
 ///
 /// The buffer *is* the file format ([`as_bytes`](DataComponent::as_bytes)): moving, copying
 /// or saving a component is a `memcpy`, and [`from_bytes`](DataComponent::from_bytes) /
@@ -56,6 +67,8 @@ const MIN_BUFFER: usize = 64;
 pub struct DataComponent {
     /// Empty, or a buffer that keeps every invariant of the format (see `raw`).
     buf: Vec<u8>,
+    /// The names of the paths values were set by, once there is one.
+    names: Option<Box<KeyNames>>,
 }
 
 impl DataComponent {
@@ -69,7 +82,10 @@ impl DataComponent {
     /// assert_eq!(c.memory_usage(), 0);
     /// ```
     pub const fn new() -> Self {
-        DataComponent { buf: Vec::new() }
+        DataComponent {
+            buf: Vec::new(),
+            names: None,
+        }
     }
 
     /// An empty component with a buffer of `bytes` bytes (at least the 16-byte header). Every
@@ -93,13 +109,13 @@ impl DataComponent {
         );
         let mut buf = vec![0; bytes.max(raw::HEADER)];
         raw::init(&mut buf);
-        DataComponent { buf }
+        DataComponent { buf, names: None }
     }
 
     /// Reads a component from bytes written by [`as_bytes`](DataComponent::as_bytes), checking
     /// all of them first (O(n)): the magic, version and key hash id, every count, offset and
     /// size, the type tags, that strings are UTF-8, that keys are sorted and unique and that no
-    /// two values overlap. Bytes are copied once.
+    /// two values overlap. Bytes are copied once. The component keeps no names.
     ///
     /// ```
     /// # use dod::data::{DataComponent, DecodeError};
@@ -113,6 +129,7 @@ impl DataComponent {
         raw::validate(bytes)?;
         Ok(DataComponent {
             buf: bytes.to_vec(),
+            names: None,
         })
     }
 
@@ -150,6 +167,11 @@ impl DataComponent {
     /// entries for a new key (the header arrays move by a few bytes), O(log n) otherwise, plus
     /// the size of the value; amortised O(size of the component) when the buffer grows.
     ///
+    /// `key` is a [`DataKey`] or a path string ([`PathKey`]). A path string's name is kept
+    /// ([`names`](DataComponent::names)) unless the key already has one or the path cannot be
+    /// registered (deeper than [`MAX_PATH_DEPTH`](super::MAX_PATH_DEPTH), or a reserved
+    /// name): one lookup of O(log names), plus, the first time, a copy of the path.
+    ///
     /// # Panics
     ///
     /// If the component would need more than `u32::MAX` bytes.
@@ -160,12 +182,20 @@ impl DataComponent {
     /// c.set("stats.health", 100.0);
     /// c.set("stats.health", "full"); // the type may change
     /// c.set("color", &[0.0, 0.5, 0.5, 0.7]);
+    /// c.set("gold", 1_000_000_007i64);
     /// assert_eq!(c.get_str("stats.health"), Some("full"));
-    /// assert_eq!(c.len(), 2);
+    /// assert_eq!(c.len(), 3);
+    /// assert_eq!(c.names().name(dod::data_key!("gold")).as_deref(), Some("gold"));
     /// ```
     #[track_caller]
-    pub fn set<'v>(&mut self, key: impl Into<DataKey>, value: impl Into<Value<'v>>) {
+    pub fn set<'p, 'v>(&mut self, key: impl Into<PathKey<'p>>, value: impl Into<Value<'v>>) {
         let (key, value) = (key.into(), value.into());
+        if let Some(path) = key.path() {
+            self.names
+                .get_or_insert_with(Default::default)
+                .note(key.key(), path);
+        }
+        let key = key.key();
         if let Err(need) = raw::set(&mut self.buf, key, &value) {
             self.grow(need);
             let done = raw::set(&mut self.buf, key, &value);
@@ -222,6 +252,25 @@ impl DataComponent {
     #[inline]
     pub fn get_f32(&self, key: impl Into<DataKey>) -> Option<f32> {
         self.view().get_f32(key)
+    }
+
+    /// The integer at `key`; `None` if it is missing or of another type (a float is not
+    /// converted). O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// use dod::Handle;
+    /// let mut c = DataComponent::new();
+    /// let target = Handle::new(7, 3, 1).unwrap();
+    /// c.set("gold", 12_000_000_000i64);
+    /// c.set("target", target.to_bits() as i64);
+    /// assert_eq!(c.get_i64("gold"), Some(12_000_000_000));
+    /// let bits = c.get_i64("target").unwrap() as u64;
+    /// assert_eq!(Handle::from_bits(bits), Some(target));
+    /// ```
+    #[inline]
+    pub fn get_i64(&self, key: impl Into<DataKey>) -> Option<i64> {
+        self.view().get_i64(key)
     }
 
     /// The boolean at `key`; `None` if it is missing or of another type. O(log n).
@@ -327,7 +376,7 @@ impl DataComponent {
         self.view().iter()
     }
 
-    /// Removes every entry, keeping the buffer (zeroed). O(capacity).
+    /// Removes every entry, keeping the buffer (zeroed) and the names. O(capacity).
     ///
     /// ```
     /// # use dod::data::DataComponent;
@@ -355,16 +404,52 @@ impl DataComponent {
         self.buf.len()
     }
 
-    /// Heap bytes held (the buffer's allocation; 0 for a new component). O(1).
+    /// Heap bytes held: the buffer's allocation (0 for a new component) and the names kept
+    /// ([`KeyNames::memory_usage`]). O(1) without names, O(names) with.
     ///
     /// ```
     /// # use dod::data::DataComponent;
     /// let mut c = DataComponent::new();
-    /// c.set("a", 1.0);
+    /// c.set(dod::data_key!("a"), 1.0);
     /// assert_eq!(c.memory_usage(), 64);
+    /// c.set("a", 2.0); // by path: the name is kept too
+    /// assert!(c.memory_usage() > 64);
     /// ```
     pub fn memory_usage(&self) -> usize {
         self.buf.capacity()
+            + self
+                .names
+                .as_ref()
+                .map_or(0, |n| core::mem::size_of::<KeyNames>() + n.memory_usage())
+    }
+
+    /// The names of the paths values were set by ([`set`](DataComponent::set) with a path
+    /// string), which [`to_json`](DataComponent::to_json) uses. Removing a value keeps its
+    /// name; `merge_from`, `apply` and `from_bytes` bring none. O(1).
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, DataKey};
+    /// let mut c = DataComponent::new();
+    /// c.set("status.poisoned", true);
+    /// c.set(DataKey::from_path("status.cursed"), true);
+    /// assert_eq!(c.names().name(DataKey::from_path("status.poisoned")).as_deref(), Some("status.poisoned"));
+    /// assert_eq!(c.names().name(DataKey::from_path("status.cursed")), None);
+    /// ```
+    pub fn names(&self) -> &KeyNames {
+        self.names.as_deref().unwrap_or(&NO_NAMES)
+    }
+
+    /// The names the component keeps, to register more or take some from elsewhere
+    /// ([`KeyNames::extend_from`]). O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.names_mut().register("stats.health").unwrap();
+    /// assert_eq!(c.names().len(), 1);
+    /// ```
+    pub fn names_mut(&mut self) -> &mut KeyNames {
+        self.names.get_or_insert_with(Default::default)
     }
 
     /// Bytes left unused by holes in the value area (reclaimed by
@@ -428,7 +513,7 @@ impl DataComponent {
 }
 
 impl PartialEq for DataComponent {
-    /// Same entries (floats compared by bits); layout and free space do not matter.
+    /// Same entries (floats compared by bits); layout, free space and names do not matter.
     fn eq(&self, other: &Self) -> bool {
         self.view() == other.view()
     }
@@ -453,6 +538,7 @@ impl From<DataView<'_>> for DataComponent {
     fn from(v: DataView<'_>) -> Self {
         DataComponent {
             buf: v.bytes.to_vec(),
+            names: None,
         }
     }
 }
@@ -543,6 +629,19 @@ impl<'a> DataView<'a> {
     #[inline]
     pub fn get_f32(&self, key: impl Into<DataKey>) -> Option<f32> {
         self.get(key)?.as_f32()
+    }
+
+    /// The integer at `key`; `None` if missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", i64::MAX);
+    /// assert_eq!(c.view().get_i64("a"), Some(i64::MAX));
+    /// ```
+    #[inline]
+    pub fn get_i64(&self, key: impl Into<DataKey>) -> Option<i64> {
+        self.get(key)?.as_i64()
     }
 
     /// The boolean at `key`; `None` if missing or of another type. O(log n).

@@ -1,14 +1,20 @@
 //! The restricted JSON, with `serde_json` as the parser (feature `json`).
+//!
+//! The rules are in the [`data`](crate::data#json) module's documentation. The writer works
+//! from a sorted list of paths with one loop, no recursion; the reader's recursion is bounded
+//! by [`MAX_PATH_DEPTH`], checked before parsing.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
+use core::fmt::Write as _;
 
 use serde_json::{Map, Number, Value as Json};
 
-use super::names::{KeyNames, NameCollision};
+use super::names::{unnamed_key, KeyNames, NameCollision, NameError};
 use super::value::Value;
-use super::{DataComponent, DataKey, DataView};
+use super::{DataComponent, DataKey, DataStore, DataView, MAX_PATH_DEPTH};
+use crate::key::Key;
 
 /// Why JSON could not be read as, or written from, a component. Paths are segments joined
 /// with `.`.
@@ -40,14 +46,17 @@ pub enum JsonError {
         /// Where.
         path: String,
     },
-    /// Two paths of the JSON hash to the same key.
+    /// Two paths of the JSON hash to the same key (or a path and an unnamed key `"#…"`).
     Collision(NameCollision),
-    /// A key of the component has no registered name, so it cannot be written.
-    UnnamedKey(DataKey),
     /// A path is both a value and an object (`a` and `a.b` are both set).
     PathConflict {
         /// The path that is both.
         path: String,
+    },
+    /// Objects nested deeper than [`MAX_PATH_DEPTH`].
+    TooDeep {
+        /// How deep: the deepest object's nesting (the top level is 1), or a path's segments.
+        depth: usize,
     },
 }
 
@@ -62,18 +71,29 @@ impl fmt::Display for JsonError {
             }
             JsonError::NotFiniteF32 { path } => write!(f, "{path}: not a finite f32"),
             JsonError::Collision(c) => fmt::Display::fmt(c, f),
-            JsonError::UnnamedKey(k) => write!(f, "key {k} has no registered name"),
             JsonError::PathConflict { path } => {
                 write!(f, "{path}: is both a value and an object")
             }
+            JsonError::TooDeep { depth } => write!(
+                f,
+                "objects nested {depth} deep: key paths have at most MAX_PATH_DEPTH \
+                 ({MAX_PATH_DEPTH}) segments"
+            ),
         }
     }
 }
 
 impl core::error::Error for JsonError {}
 
-fn path_of(segments: &[String]) -> String {
-    segments.join(".")
+fn path_of(segments: &[impl AsRef<str>]) -> String {
+    let mut s = String::new();
+    for (i, seg) in segments.iter().enumerate() {
+        if i > 0 {
+            s.push('.');
+        }
+        s.push_str(seg.as_ref());
+    }
+    s
 }
 
 fn finite(x: f64, segments: &[String]) -> Result<f32, JsonError> {
@@ -91,6 +111,49 @@ fn number(n: &Number, segments: &[String]) -> Result<f32, JsonError> {
     finite(n.as_f64().unwrap_or(f64::INFINITY), segments)
 }
 
+/// The deepest nesting of objects in `json` (the top level is 1), counted without parsing:
+/// brackets inside strings are skipped. Arrays do not count (the restricted JSON has none
+/// around objects).
+fn object_depth(json: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in json.as_bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn name_error(e: NameError, segments: &[String]) -> JsonError {
+    match e {
+        NameError::Collision(c) => JsonError::Collision(c),
+        NameError::TooDeep { depth } => JsonError::TooDeep { depth },
+        // Only a one-segment name of the unnamed-key form is reserved, and those are read as
+        // unnamed keys before anything is registered; kept total for safety.
+        NameError::Reserved { name } => JsonError::Collision(NameCollision {
+            key: DataKey::from_segments(segments),
+            existing: name.clone(),
+            rejected: name,
+        }),
+    }
+}
+
 fn read(
     obj: &Map<String, Json>,
     segments: &mut Vec<String>,
@@ -100,15 +163,43 @@ fn read(
 ) -> Result<(), JsonError> {
     for (name, v) in obj {
         segments.push(name.clone());
+        if segments.len() > MAX_PATH_DEPTH {
+            // `object_depth` found no such nesting, but the bound is kept here too.
+            return Err(JsonError::TooDeep {
+                depth: segments.len(),
+            });
+        }
         match v {
             Json::Object(inner) => read(inner, segments, names, added, out)?,
             leaf => {
-                let before = names.len();
-                let key = names
-                    .register_segments(segments.iter())
-                    .map_err(JsonError::Collision)?;
-                if names.len() > before {
-                    added.push(key);
+                let unnamed = match segments.as_slice() {
+                    [only] => unnamed_key(only),
+                    _ => None,
+                };
+                let key = match unnamed {
+                    Some(key) => key,
+                    None => {
+                        let before = names.len();
+                        let key = names
+                            .register_segments(segments.iter())
+                            .map_err(|e| name_error(e, segments))?;
+                        if names.len() > before {
+                            added.push(key);
+                        }
+                        key
+                    }
+                };
+                if out.contains(key) {
+                    // A named path and an unnamed key `"#…"` for the same hash.
+                    let existing = names
+                        .name(key)
+                        .filter(|_| unnamed.is_some())
+                        .unwrap_or_else(|| key.to_string());
+                    return Err(JsonError::Collision(NameCollision {
+                        key,
+                        existing,
+                        rejected: path_of(segments),
+                    }));
                 }
                 match leaf {
                     Json::Null => {
@@ -117,7 +208,10 @@ fn read(
                         })
                     }
                     Json::Bool(b) => out.set(key, *b),
-                    Json::Number(n) => out.set(key, number(n, segments)?),
+                    Json::Number(n) => match n.as_i64() {
+                        Some(i) => out.set(key, i),
+                        None => out.set(key, number(n, segments)?),
+                    },
                     Json::String(s) => out.set(key, s.as_str()),
                     Json::Array(items) => {
                         let floats = items
@@ -140,76 +234,170 @@ fn read(
     Ok(())
 }
 
-fn to_json_value(v: Value<'_>, segments: &[String]) -> Result<Json, JsonError> {
-    // The shortest decimal that reads back as the same `f32` (0.7, not 0.699999988079071):
-    // `f32`'s `Display` gives it, and as an `f64` it prints the same digits.
-    let num = |f: f32| {
-        alloc::format!("{f}")
-            .parse::<f64>()
-            .ok()
-            .and_then(Number::from_f64)
-            .filter(|_| f.is_finite())
-            .map(Json::Number)
-            .ok_or_else(|| JsonError::NotFiniteF32 {
-                path: path_of(segments),
-            })
-    };
-    Ok(match v {
-        Value::Bool(b) => Json::Bool(b),
-        Value::F32(f) => num(f)?,
-        Value::Str(s) => Json::String(s.to_string()),
-        Value::F32s(a) => Json::Array(a.iter().map(num).collect::<Result<_, _>>()?),
-    })
+/// Appends `s` as a JSON string.
+fn push_string(out: &mut String, s: &str) {
+    // Serialising a `&str` cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+/// Appends a float in the shortest form that reads back as the same `f32`, always with a
+/// fraction or an exponent (0.7, not 0.699999988079071; 100.0, not 100).
+fn push_f32(out: &mut String, f: f32, path: &[String]) -> Result<(), JsonError> {
+    // `f32`'s `Display` gives the shortest digits; as an `f64` they print the same, and
+    // serde_json writes an `f64` with a fraction or an exponent.
+    let n = alloc::format!("{f}")
+        .parse::<f64>()
+        .ok()
+        .and_then(Number::from_f64)
+        .filter(|_| f.is_finite())
+        .ok_or_else(|| JsonError::NotFiniteF32 {
+            path: path_of(path),
+        })?;
+    out.push_str(&n.to_string());
+    Ok(())
+}
+
+fn push_value(out: &mut String, v: Value<'_>, path: &[String]) -> Result<(), JsonError> {
+    match v {
+        Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
+        Value::F32(f) => push_f32(out, f, path)?,
+        Value::I64(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Str(s) => push_string(out, s),
+        Value::F32s(a) => {
+            out.push('[');
+            for (i, f) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_f32(out, f, path)?;
+            }
+            out.push(']');
+        }
+    }
+    Ok(())
+}
+
+/// The restricted JSON of `view`, naming keys with `name_of` (segments; `None` or no
+/// segments: unnamed). One loop over the paths in sorted order, keeping the stack of open
+/// objects: no recursion, whatever the depth.
+fn write_json<'n>(
+    view: &DataView<'_>,
+    name_of: impl Fn(DataKey) -> Option<&'n [String]>,
+) -> Result<String, JsonError> {
+    let named = |k: DataKey| name_of(k).filter(|s| !s.is_empty());
+    // The member names of unnamed keys, made first so that paths can borrow them.
+    let unnamed: Vec<[String; 1]> = view
+        .iter()
+        .filter(|&(k, _)| named(k).is_none())
+        .map(|(k, _)| [k.to_string()])
+        .collect();
+    let mut unnamed_at = 0;
+    let mut entries: Vec<(&[String], Value<'_>)> = Vec::with_capacity(view.len());
+    for (k, v) in view.iter() {
+        let path: &[String] = match named(k) {
+            Some(segments) => segments,
+            None => {
+                unnamed_at += 1;
+                &unnamed[unnamed_at - 1]
+            }
+        };
+        if path.len() > MAX_PATH_DEPTH {
+            return Err(JsonError::TooDeep { depth: path.len() });
+        }
+        entries.push((path, v));
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+
+    let mut out = String::from("{");
+    // The open objects below the top level, and at each open level (the top level first)
+    // the last member written, if any.
+    let mut open: Vec<&str> = Vec::new();
+    let mut last: Vec<Option<&str>> = alloc::vec![None];
+    for (path, v) in entries {
+        let Some((leaf, parents)) = path.split_last() else {
+            continue;
+        };
+        let common = open
+            .iter()
+            .zip(parents)
+            .take_while(|(a, b)| **a == b.as_str())
+            .count();
+        while open.len() > common {
+            out.push('}');
+            open.pop();
+            last.pop();
+        }
+        let conflict = |depth: usize| JsonError::PathConflict {
+            path: path_of(&path[..=depth]),
+        };
+        for (depth, seg) in parents.iter().enumerate().skip(common) {
+            // Paths are sorted, so a member of this name written before at this level was a
+            // value (an object of this name would still be open).
+            let level = last.last_mut().expect("the top level is always open");
+            match *level {
+                Some(prev) if prev == seg.as_str() => return Err(conflict(depth)),
+                Some(_) => out.push(','),
+                None => {}
+            }
+            *level = Some(seg.as_str());
+            push_string(&mut out, seg);
+            out.push_str(":{");
+            open.push(seg.as_str());
+            last.push(None);
+        }
+        let level = last.last_mut().expect("the top level is always open");
+        match *level {
+            Some(prev) if prev == leaf.as_str() => return Err(conflict(path.len() - 1)),
+            Some(_) => out.push(','),
+            None => {}
+        }
+        *level = Some(leaf.as_str());
+        push_string(&mut out, leaf);
+        out.push(':');
+        push_value(&mut out, v, path)?;
+    }
+    for _ in open {
+        out.push('}');
+    }
+    out.push('}');
+    Ok(out)
 }
 
 impl DataView<'_> {
-    /// The component as restricted JSON: key paths become nested objects, using `names` for
-    /// the paths. Objects are written with their members in sorted order. O(n · path length).
+    /// The component as restricted JSON (see [the rules](crate::data#json)): key paths become
+    /// nested objects, named by `names`; a key without a name is written as `"#"` and its
+    /// hash, which [`DataComponent::from_json`] reads back as the same key. Objects are
+    /// written with their members in sorted order. O(n log n · path length), no recursion.
     ///
-    /// Errors: a key without a registered name, a path that is both a value and an object,
-    /// a float that is NaN or infinite.
+    /// Errors: a path that is both a value and an object, a float that is NaN or infinite.
     ///
     /// ```
     /// # use dod::data::{DataComponent, KeyNames};
     /// let mut names = KeyNames::new();
-    /// let c = DataComponent::from_json(r#"{"stats": {"hp": 10}}"#, &mut names).unwrap();
-    /// assert_eq!(c.view().to_json(&names).unwrap(), r#"{"stats":{"hp":10.0}}"#);
+    /// let c = DataComponent::from_json(r#"{"stats": {"hp": 10, "speed": 1.5}}"#, &mut names)
+    ///     .unwrap();
+    /// assert_eq!(c.view().to_json(&names).unwrap(), r#"{"stats":{"hp":10,"speed":1.5}}"#);
+    /// // Without names, keys are written by hash, and read back as the same keys.
+    /// let bare = c.view().to_json(&KeyNames::new()).unwrap();
+    /// assert_eq!(bare, r##"{"#024c6821":10,"#06f9a4e9":1.5}"##);
+    /// assert_eq!(DataComponent::from_json(&bare, &mut KeyNames::new()).unwrap(), c);
     /// ```
     pub fn to_json(&self, names: &KeyNames) -> Result<String, JsonError> {
-        let mut root = Map::new();
-        for (k, v) in self.iter() {
-            let segments = names.segments(k).ok_or(JsonError::UnnamedKey(k))?;
-            let (last, parents) = segments.split_last().ok_or(JsonError::UnnamedKey(k))?;
-            let mut obj = &mut root;
-            for (depth, seg) in parents.iter().enumerate() {
-                let conflict = || JsonError::PathConflict {
-                    path: path_of(&segments[..=depth]),
-                };
-                obj = match obj
-                    .entry(seg.clone())
-                    .or_insert_with(|| Json::Object(Map::new()))
-                {
-                    Json::Object(m) => m,
-                    _ => return Err(conflict()),
-                };
-            }
-            if obj.contains_key(last) {
-                return Err(JsonError::PathConflict {
-                    path: path_of(segments),
-                });
-            }
-            obj.insert(last.clone(), to_json_value(v, segments)?);
-        }
-        serde_json::to_string(&Json::Object(root)).map_err(|e| JsonError::Syntax(e.to_string()))
+        write_json(self, |k| names.segments(k))
     }
 }
 
 impl DataComponent {
-    /// Reads the restricted JSON: an object whose members are booleans, numbers (finite as
-    /// `f32`), strings, arrays of numbers, or objects of the same, which become key paths.
-    /// Every path is registered in `names`; on an error `names` is left as it was. Anything
-    /// else (null, an array holding non-numbers, a number out of `f32` range, a top level that
-    /// is not an object) is an error naming the path. Empty objects leave no trace. O(input).
+    /// Reads the restricted JSON (see [the rules](crate::data#json)): an object whose members
+    /// are booleans, numbers (integers that fit an `i64`, or finite as `f32`), strings,
+    /// arrays of numbers, or objects of the same, which become key paths. Every path is
+    /// registered in `names`; on an error `names` is left as it was. Anything else (null, an
+    /// array holding non-numbers, a number out of `f32` range, objects nested deeper than
+    /// [`MAX_PATH_DEPTH`], a top level that is not an object) is an error naming the path.
+    /// Empty objects leave no trace. A top-level member `"#"` + eight lowercase hex digits
+    /// holding a value is the unnamed key of that hash. O(input).
     ///
     /// A member name is one path segment even if it holds a dot: `{"a.b": 1}` has the key
     /// `DataKey::ROOT.child("a.b")`, which the string path `"a.b"` (two segments) does not
@@ -221,12 +409,13 @@ impl DataComponent {
     /// let mut names = KeyNames::new();
     /// let sheet = DataComponent::from_json(
     ///     r#"{"name": "The One",
-    ///         "stats": {"health": 100, "mana": 200},
+    ///         "stats": {"health": 100, "mana": 200.0},
     ///         "status_effects": {"drunk": true, "delirious": true},
     ///         "color": [0, 0.5, 0.5, 0.7]}"#,
     ///     &mut names,
     /// )
     /// .unwrap();
+    /// assert_eq!(sheet.get_i64("stats.health"), Some(100)); // no fraction: an integer
     /// assert_eq!(sheet.get_f32("stats.mana"), Some(200.0));
     /// assert_eq!(names.len(), 6);
     ///
@@ -237,11 +426,15 @@ impl DataComponent {
     /// assert_eq!(big.unwrap_err(), JsonError::NotFiniteF32 { path: "x".into() });
     ///
     /// use dod::data::DataKey;
-    /// let dotted = DataComponent::from_json(r#"{"a.b": 1}"#, &mut names).unwrap();
+    /// let dotted = DataComponent::from_json(r#"{"a.b": 1.0}"#, &mut names).unwrap();
     /// assert_eq!(dotted.get_f32("a.b"), None);
     /// assert_eq!(dotted.get_f32(DataKey::ROOT.child("a.b")), Some(1.0));
     /// ```
     pub fn from_json(json: &str, names: &mut KeyNames) -> Result<DataComponent, JsonError> {
+        let depth = object_depth(json);
+        if depth > MAX_PATH_DEPTH {
+            return Err(JsonError::TooDeep { depth });
+        }
         let parsed: Json =
             serde_json::from_str(json).map_err(|e| JsonError::Syntax(e.to_string()))?;
         let Json::Object(obj) = parsed else {
@@ -260,17 +453,50 @@ impl DataComponent {
         }
     }
 
-    /// The component as restricted JSON (see [`DataView::to_json`]).
+    /// The component as restricted JSON (see [`DataView::to_json`]), naming keys with the
+    /// names the component keeps ([`names`](DataComponent::names)) and then with `names`.
     ///
     /// ```
     /// # use dod::data::{DataComponent, KeyNames};
     /// let mut names = KeyNames::new();
     /// let json = r#"{"a":{"b":true},"name":"x"}"#;
-    /// let c = DataComponent::from_json(json, &mut names).unwrap();
+    /// let mut c = DataComponent::from_json(json, &mut names).unwrap();
     /// assert_eq!(c.to_json(&names).unwrap(), json);
+    ///
+    /// // A value set by a path string is written by name with no registry at all.
+    /// c.set("status.poisoned", 3);
+    /// let own = c.to_json(&KeyNames::new()).unwrap();
+    /// assert!(own.contains(r#""status":{"poisoned":3}"#), "{own}");
     /// ```
     pub fn to_json(&self, names: &KeyNames) -> Result<String, JsonError> {
-        self.view().to_json(names)
+        let own = self.names();
+        write_json(&self.view(), |k| {
+            own.segments(k).or_else(|| names.segments(k))
+        })
+    }
+}
+
+impl<K: Key> DataStore<K> {
+    /// The component of `e` as restricted JSON (see [`DataView::to_json`]), naming keys
+    /// with the names the store keeps ([`names`](DataStore::names)) and then with `names`;
+    /// `None` if `e` has no component.
+    ///
+    /// ```
+    /// # use dod::data::{DataStore, KeyNames};
+    /// # use dod::Handle;
+    /// let e = Handle::new(0, 1, 0).unwrap();
+    /// let mut s: DataStore = DataStore::new();
+    /// s.insert(e);
+    /// assert!(s.set(e, "status.poisoned", true));
+    /// let json = s.to_json(e, &KeyNames::new()).unwrap().unwrap();
+    /// assert_eq!(json, r#"{"status":{"poisoned":true}}"#);
+    /// ```
+    pub fn to_json(&self, e: K, names: &KeyNames) -> Option<Result<String, JsonError>> {
+        let view = self.get(e)?;
+        let own = self.names();
+        Some(write_json(&view, |k| {
+            own.segments(k).or_else(|| names.segments(k))
+        }))
     }
 }
 
@@ -295,27 +521,98 @@ mod tests {
     }
 
     #[test]
-    fn writing_needs_names_and_a_tree() {
+    fn unnamed_keys_are_written_by_hash_and_paths_need_a_tree() {
         let mut names = KeyNames::new();
         let mut c = DataComponent::new();
-        c.set("a", 1.0);
-        assert_eq!(
-            c.to_json(&names),
-            Err(JsonError::UnnamedKey(DataKey::from_path("a")))
-        );
+        c.set(DataKey::from_path("a"), 1.0);
+        c.set(DataKey::from_raw(0xa1b2_c3d4), -7);
+        let text = c.to_json(&names).unwrap();
+        assert_eq!(text, r##"{"#2c6a20ff":1.0,"#a1b2c3d4":-7}"##);
+        let back = DataComponent::from_json(&text, &mut names).unwrap();
+        assert_eq!(back, c);
+        assert!(names.is_empty(), "unnamed keys register nothing");
+        // Upper-case hex, or the wrong length, is an ordinary name.
+        let other =
+            DataComponent::from_json(r##"{"#A1B2C3D4":1,"#a1b2c3d":2}"##, &mut names).unwrap();
+        assert_eq!(other.get_i64(DataKey::ROOT.child("#A1B2C3D4")), Some(1));
+        assert_eq!(names.len(), 2);
+
         names.register("a").unwrap();
         names.register("a.b").unwrap();
         c.set("a.b", 2.0);
-        assert!(matches!(
+        assert_eq!(
             c.to_json(&names),
-            Err(JsonError::PathConflict { .. })
-        ));
+            Err(JsonError::PathConflict { path: "a".into() })
+        );
         let mut d = DataComponent::new();
         d.set("a", f32::NAN);
         assert!(matches!(
             d.to_json(&names),
             Err(JsonError::NotFiniteF32 { .. })
         ));
+    }
+
+    #[test]
+    fn a_named_path_and_an_unnamed_key_of_the_same_hash_collide() {
+        let hash = DataKey::from_path("name").to_raw();
+        let json = alloc::format!(r##"{{"#{hash:08x}":1,"name":2}}"##);
+        let err = DataComponent::from_json(&json, &mut KeyNames::new()).unwrap_err();
+        assert!(matches!(err, JsonError::Collision(_)), "{err:?}");
+    }
+
+    #[test]
+    fn integers_and_floats_stay_apart() {
+        let mut names = KeyNames::new();
+        let c = DataComponent::from_json(
+            r#"{"i":3,"f":3.0,"e":3e0,"neg":-9223372036854775808,"big":9223372036854775808,"arr":[1,2.5]}"#,
+            &mut names,
+        )
+        .unwrap();
+        assert_eq!(c.get("i"), Some(Value::I64(3)));
+        assert_eq!(c.get("f"), Some(Value::F32(3.0)));
+        assert_eq!(c.get("e"), Some(Value::F32(3.0)));
+        assert_eq!(c.get_i64("neg"), Some(i64::MIN));
+        // Too large for an i64: read as the nearest f32.
+        assert_eq!(c.get_f32("big"), Some(9.223_372e18));
+        assert_eq!(c.get_f32s("arr").unwrap().to_vec(), [1.0, 2.5]);
+        let text = c.to_json(&names).unwrap();
+        assert_eq!(
+            text,
+            r#"{"arr":[1.0,2.5],"big":9.223372e+18,"e":3.0,"f":3.0,"i":3,"neg":-9223372036854775808}"#
+        );
+        assert_eq!(DataComponent::from_json(&text, &mut names).unwrap(), c);
+    }
+
+    #[test]
+    fn depth_is_bounded_at_the_same_place_everywhere() {
+        let nested = |depth: usize| {
+            let mut s = String::new();
+            for i in 0..depth {
+                s.push_str(&alloc::format!("{{\"s{i}\":"));
+            }
+            s.push('1');
+            s.push_str(&"}".repeat(depth));
+            s
+        };
+        let mut names = KeyNames::new();
+        let at = DataComponent::from_json(&nested(MAX_PATH_DEPTH), &mut names).unwrap();
+        assert_eq!(at.len(), 1);
+        let written = at.to_json(&names).unwrap();
+        assert_eq!(written, nested(MAX_PATH_DEPTH));
+        assert_eq!(
+            DataComponent::from_json(&nested(MAX_PATH_DEPTH + 1), &mut names),
+            Err(JsonError::TooDeep {
+                depth: MAX_PATH_DEPTH + 1
+            })
+        );
+        // Far past any parser's recursion limit: refused before parsing, no stack overflow.
+        assert_eq!(
+            DataComponent::from_json(&nested(20_000), &mut names),
+            Err(JsonError::TooDeep { depth: 20_000 })
+        );
+        // Braces inside strings do not count.
+        let braces = alloc::format!(r#"{{"s":"{}"}}"#, "{".repeat(1000));
+        assert!(DataComponent::from_json(&braces, &mut names).is_ok());
     }
 
     #[test]

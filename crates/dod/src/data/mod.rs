@@ -3,8 +3,8 @@
 //!
 //! The design is Bitsquid's `DataComponent` (Niklas Gray, *Allocation Adventures*, 2015):
 //!
-//! - **Restricted JSON.** Values are booleans, `f32`, UTF-8 strings and arrays of `f32`
-//!   ([`Value`]). Objects exist only as flattened key paths (`stats.health`), so every change
+//! - **Restricted JSON.** Values are booleans, `f32`, `i64`, UTF-8 strings and arrays of
+//!   `f32` ([`Value`]). Objects exist only as flattened key paths (`stats.health`), so every change
 //!   is "set a key" or "remove a key", and merge, [`diff`](DataComponent::diff) and
 //!   [`apply`](DataComponent::apply) are simple and well defined.
 //! - **Hashed keys.** A path is hashed segment by segment into a 32-bit [`DataKey`] with a
@@ -18,6 +18,23 @@
 //! - **Where there is one, there are many.** [`DataStore`] keeps the components of many
 //!   entities in one buffer, each in a power-of-two block from a buddy allocator, growing and
 //!   shrinking on its own.
+//!
+//! # JSON
+//!
+//! With the `json` feature, `DataComponent::from_json` reads, and `to_json` (on
+//! [`DataView`], [`DataComponent`] and [`DataStore`]) writes, the restricted JSON:
+//!
+//! - Key paths become nested objects, one level per segment, members in sorted order. A path
+//!   has at most [`MAX_PATH_DEPTH`] segments: `to_json` never writes deeper objects and
+//!   `from_json` refuses them (`JsonError::TooDeep`), so whatever is written reads back.
+//! - A key with no name is written at the top level as `"#"` and its hash in eight lowercase
+//!   hex digits (`"#a1b2c3d4"`); `from_json` reads such a member, when it holds a value, as
+//!   that key, without registering a name. [`KeyNames`] refuses to register these names.
+//! - Integers are written without a fraction or exponent (`42`), floats always with one
+//!   (`42.0`, `1e20`), in the shortest form that reads back as the same `f32`. Read back, a
+//!   number without a fraction or exponent that fits an `i64` is an integer; any other number
+//!   is an `f32` (an error if it is not finite as one). Array elements are always `f32`. So
+//!   write-then-read gives the same values, bit for bit.
 //!
 //! # Bytes from disk
 //!
@@ -40,13 +57,29 @@ mod value;
 pub use component::{DataComponent, DataView, Iter};
 #[cfg(feature = "json")]
 pub use json::JsonError;
-pub use names::{KeyNames, NameCollision, Named};
+pub use names::{KeyNames, NameCollision, NameError, Named};
 pub use patch::Patch;
-pub use path::DataKey;
+pub use path::{DataKey, PathKey};
 pub use store::DataStore;
 pub use value::{Floats, FloatsIter, OwnedValue, Value, ValueType};
 
 use core::fmt;
+
+/// The most segments a key path may have where its name is kept: in
+/// [`KeyNames::register`], in what `to_json` writes (each segment an object level) and in
+/// what `DataComponent::from_json` reads (objects nested deeper are refused; feature `json`).
+/// One bound for the three, so that whatever is written reads back.
+///
+/// A value set by a deeper path string is still set (under its hash); its name is not kept,
+/// and JSON writes it as an unnamed key.
+///
+/// ```
+/// use dod::data::{KeyNames, MAX_PATH_DEPTH};
+/// let mut names = KeyNames::new();
+/// assert!(names.register(&vec!["a"; MAX_PATH_DEPTH].join(".")).is_ok());
+/// assert!(names.register(&vec!["a"; MAX_PATH_DEPTH + 1].join(".")).is_err());
+/// ```
+pub const MAX_PATH_DEPTH: usize = 64;
 
 /// Why bytes could not be read as a component or a store.
 ///
@@ -104,8 +137,9 @@ pub enum DecodeError {
         /// The entity index whose block it is.
         entity: u32,
     },
-    /// A store's slot holds a key its key type cannot have (generation 0, a type id out of
-    /// range, an index past the last slot).
+    /// A store's slot holds a key its key type cannot have (generation 0, bit 31 of the tag
+    /// set where the slot holds a component, a type id out of range, an index the key type
+    /// cannot address), or the slots are not in increasing order of index.
     BadKey {
         /// The entity index.
         entity: u32,

@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::{DataKey, DataView};
+use super::{DataKey, DataView, MAX_PATH_DEPTH};
 
 /// A registry of key paths by hash: hashing loses names, this keeps them where they are
 /// wanted (tools, debugging, JSON).
@@ -13,6 +13,11 @@ use super::{DataKey, DataView};
 /// A path is stored as its segments. Registering the same path again is fine; registering a
 /// *different* path with the same hash is a [`NameCollision`], the one way to learn that two
 /// names share a key.
+///
+/// Paths have at most [`MAX_PATH_DEPTH`] segments, the bound that `to_json` and `from_json`
+/// share, so that every registered name can be written and read back. The one-segment names
+/// `#` followed by eight lowercase hex digits are reserved: they are how JSON writes a key
+/// that has no name ([`DataView::to_json`]).
 ///
 /// ```
 /// use dod::data::{DataComponent, KeyNames};
@@ -63,6 +68,68 @@ impl fmt::Display for NameCollision {
 
 impl core::error::Error for NameCollision {}
 
+/// Why a path could not be registered.
+///
+/// ```
+/// use dod::data::{KeyNames, NameError, MAX_PATH_DEPTH};
+/// let mut names = KeyNames::new();
+/// let deep = vec!["a"; MAX_PATH_DEPTH + 1].join(".");
+/// assert_eq!(names.register(&deep), Err(NameError::TooDeep { depth: MAX_PATH_DEPTH + 1 }));
+/// assert!(matches!(names.register("#0000002a"), Err(NameError::Reserved { .. })));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameError {
+    /// Another path with the same hash is registered.
+    Collision(NameCollision),
+    /// The path has more than [`MAX_PATH_DEPTH`] segments.
+    TooDeep {
+        /// Its number of segments.
+        depth: usize,
+    },
+    /// The path is one segment of the form `#` and eight lowercase hex digits, which JSON
+    /// uses for keys that have no name.
+    Reserved {
+        /// The name.
+        name: String,
+    },
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameError::Collision(c) => fmt::Display::fmt(c, f),
+            NameError::TooDeep { depth } => write!(
+                f,
+                "a key path of {depth} segments is deeper than MAX_PATH_DEPTH ({MAX_PATH_DEPTH})"
+            ),
+            NameError::Reserved { name } => write!(
+                f,
+                "{name:?} is reserved: JSON writes a key without a name as '#' and its hash"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for NameError {}
+
+impl From<NameCollision> for NameError {
+    fn from(c: NameCollision) -> Self {
+        NameError::Collision(c)
+    }
+}
+
+/// The key a member name `#` + eight lowercase hex digits stands for: how JSON writes a key
+/// that has no name.
+pub(crate) fn unnamed_key(name: &str) -> Option<DataKey> {
+    let hex = name.strip_prefix('#')?;
+    let lower_hex = |b: &u8| b.is_ascii_digit() || (b'a'..=b'f').contains(b);
+    if hex.len() != 8 || !hex.as_bytes().iter().all(lower_hex) {
+        return None;
+    }
+    u32::from_str_radix(hex, 16).ok().map(DataKey::from_raw)
+}
+
 fn join(segments: &[impl AsRef<str>]) -> String {
     let mut s = String::new();
     for (i, seg) in segments.iter().enumerate() {
@@ -89,17 +156,21 @@ impl KeyNames {
 
     /// Registers `path` (split at every `.`) and returns its key. O(log n + path length).
     ///
+    /// Errors: another path with the same hash is registered; the path has more than
+    /// [`MAX_PATH_DEPTH`] segments; the path is a reserved name (see [`NameError`]). Nothing
+    /// is registered then.
+    ///
     /// ```
     /// # use dod::data::{DataKey, KeyNames};
     /// let mut names = KeyNames::new();
     /// assert_eq!(names.register("stats.mana"), Ok(DataKey::from_path("stats.mana")));
     /// ```
-    pub fn register(&mut self, path: &str) -> Result<DataKey, NameCollision> {
+    pub fn register(&mut self, path: &str) -> Result<DataKey, NameError> {
         self.register_segments(path.split('.'))
     }
 
     /// Registers a path given as segments, each taken whole (a `.` inside one is part of the
-    /// name). O(log n + path length).
+    /// name). O(log n + path length); a path past the depth bound is counted, not copied.
     ///
     /// ```
     /// # use dod::data::{DataKey, KeyNames};
@@ -110,24 +181,85 @@ impl KeyNames {
     pub fn register_segments<S: AsRef<str>>(
         &mut self,
         segments: impl IntoIterator<Item = S>,
-    ) -> Result<DataKey, NameCollision> {
-        let segments: Vec<String> = segments
-            .into_iter()
-            .map(|s| String::from(s.as_ref()))
-            .collect();
-        let key = DataKey::from_segments(&segments);
+    ) -> Result<DataKey, NameError> {
+        let mut kept: Vec<String> = Vec::new();
+        let mut depth = 0usize;
+        for s in segments {
+            depth += 1;
+            if depth <= MAX_PATH_DEPTH {
+                kept.push(String::from(s.as_ref()));
+            }
+        }
+        if depth > MAX_PATH_DEPTH {
+            return Err(NameError::TooDeep { depth });
+        }
+        if let [only] = kept.as_slice() {
+            if unnamed_key(only).is_some() {
+                return Err(NameError::Reserved { name: only.clone() });
+            }
+        }
+        let key = DataKey::from_segments(&kept);
         match self.paths.get(&key) {
-            Some(existing) if *existing != segments => Err(NameCollision {
+            Some(existing) if *existing != kept => Err(NameError::Collision(NameCollision {
                 key,
                 existing: join(existing),
-                rejected: join(&segments),
-            }),
+                rejected: join(&kept),
+            })),
             Some(_) => Ok(key),
             None => {
-                self.paths.insert(key, segments);
+                self.paths.insert(key, kept);
                 Ok(key)
             }
         }
+    }
+
+    /// Keeps the name of `path`, whose key is `key`, if the registry has none for `key` and
+    /// the path can be registered: what setting a value by a path string does. A key that
+    /// already has a name costs one lookup.
+    pub(crate) fn note(&mut self, key: DataKey, path: &str) {
+        if !self.paths.contains_key(&key) {
+            let _ = self.register(path);
+        }
+    }
+
+    /// Adds every name of `other` that does not collide with one of `self`.
+    ///
+    /// O(m log n + their length) for `m` names in `other`.
+    ///
+    /// ```
+    /// # use dod::data::KeyNames;
+    /// let mut a = KeyNames::new();
+    /// a.register("x").unwrap();
+    /// let mut b = KeyNames::new();
+    /// b.register("y").unwrap();
+    /// a.extend_from(&b);
+    /// assert_eq!(a.len(), 2);
+    /// ```
+    pub fn extend_from(&mut self, other: &KeyNames) {
+        for (k, segments) in &other.paths {
+            self.paths.entry(*k).or_insert_with(|| segments.clone());
+        }
+    }
+
+    /// Bytes held on the heap, approximately: the strings, the segment arrays and the map's
+    /// entries (not the map's node overhead). O(n).
+    ///
+    /// ```
+    /// # use dod::data::KeyNames;
+    /// let mut names = KeyNames::new();
+    /// assert_eq!(names.memory_usage(), 0);
+    /// names.register("stats.health").unwrap();
+    /// assert!(names.memory_usage() >= "stats".len() + "health".len());
+    /// ```
+    pub fn memory_usage(&self) -> usize {
+        self.paths
+            .values()
+            .map(|segments| {
+                core::mem::size_of::<(DataKey, Vec<String>)>()
+                    + segments.capacity() * core::mem::size_of::<String>()
+                    + segments.iter().map(String::capacity).sum::<usize>()
+            })
+            .sum()
     }
 
     /// Removes a name registered by a call that then failed.

@@ -174,6 +174,84 @@ impl From<&alloc::string::String> for DataKey {
     }
 }
 
+/// A key as [`DataComponent::set`](super::DataComponent::set) and
+/// [`DataStore::set`](super::DataStore::set) take it: a [`DataKey`], or a path string, which
+/// is hashed and whose name the component or store then keeps, so that `to_json` writes it by
+/// name.
+///
+/// Setting by a [`DataKey`] (or [`data_key!`](crate::data_key!)) skips the name: no lookup, no
+/// allocation.
+///
+/// ```
+/// use dod::data::{DataKey, PathKey};
+/// let by_path = PathKey::from("stats.health");
+/// assert_eq!(by_path.key(), DataKey::from_path("stats.health"));
+/// assert_eq!(by_path.path(), Some("stats.health"));
+/// assert_eq!(PathKey::from(dod::data_key!("stats.health")).path(), None);
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PathKey<'a> {
+    key: DataKey,
+    path: Option<&'a str>,
+}
+
+impl<'a> PathKey<'a> {
+    /// The key. O(1).
+    ///
+    /// ```
+    /// # use dod::data::{DataKey, PathKey};
+    /// assert_eq!(PathKey::from("a").key(), DataKey::from_path("a"));
+    /// ```
+    #[inline]
+    pub fn key(&self) -> DataKey {
+        self.key
+    }
+
+    /// The path it was made from, if it was made from a string. O(1).
+    ///
+    /// ```
+    /// # use dod::data::PathKey;
+    /// assert_eq!(PathKey::from("a.b").path(), Some("a.b"));
+    /// ```
+    #[inline]
+    pub fn path(&self) -> Option<&'a str> {
+        self.path
+    }
+}
+
+impl From<DataKey> for PathKey<'_> {
+    #[inline]
+    fn from(key: DataKey) -> Self {
+        PathKey { key, path: None }
+    }
+}
+
+impl<'a> From<&'a str> for PathKey<'a> {
+    /// [`DataKey::from_path`], keeping the path.
+    #[inline]
+    fn from(path: &'a str) -> Self {
+        PathKey {
+            key: DataKey::from_path(path),
+            path: Some(path),
+        }
+    }
+}
+
+impl<'a> From<&'a alloc::string::String> for PathKey<'a> {
+    /// [`DataKey::from_path`], keeping the path.
+    #[inline]
+    fn from(path: &'a alloc::string::String) -> Self {
+        PathKey::from(path.as_str())
+    }
+}
+
+impl From<PathKey<'_>> for DataKey {
+    #[inline]
+    fn from(k: PathKey<'_>) -> DataKey {
+        k.key
+    }
+}
+
 impl fmt::Debug for DataKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "#{:08x}", self.0)

@@ -10,10 +10,12 @@
 //! 12            4     values_start: lowest byte of the value area (== buffer length if empty)
 //! 16            4n    keys, strictly increasing
 //! 16 + 4n       4n    32-bit values: bool (0 or 1), f32 bits, or the offset of a record
-//! 16 + 8n       n     type tags (ValueType)
+//! 16 + 8n       n     type tags (ValueType: 0 bool, 1 f32, 2 string, 3 float array,
+//!                     4 integer)
 //! 16 + 9n       ..    free space
 //! values_start  ..    records: u32 count, then count UTF-8 bytes (string) or count
-//!                     little-endian f32 (float array); holes between them
+//!                     little-endian f32 (float array); or 8 bytes, a little-endian i64
+//!                     (integer); holes between them
 //! ```
 //!
 //! Invariants (checked by [`validate`], kept by every writer): the buffer is at most
@@ -25,10 +27,10 @@
 //! that broke the invariants could not make them panic. Writers run only on buffers that keep
 //! the invariants (built here or validated).
 //!
-//! The one `unsafe` block skips re-checking UTF-8 when a string is read: every buffer a
-//! reader sees was validated or written from a `&str` here, and is borrowed immutably while it
-//! is read. It made string gets measurably faster in the `data` report.
-#![allow(unsafe_code)]
+//! The one `unsafe` block (in `decode`, the only item that opts in) skips re-checking UTF-8
+//! when a string is read: every buffer a reader sees was validated or written from a `&str`
+//! here, and is borrowed immutably while it is read. It made string gets measurably faster in
+//! the `data` report.
 
 use super::value::{Floats, Value, ValueType};
 use super::{DataKey, DecodeError};
@@ -136,6 +138,7 @@ pub(crate) fn lookup(b: &[u8], key: DataKey) -> Option<Value<'_>> {
 }
 
 #[inline]
+#[allow(unsafe_code)]
 fn decode<'a>(b: &'a [u8], header: &[u8], n: usize, i: usize) -> Option<Value<'a>> {
     let raw = rd32(header, 4 * n + 4 * i)?;
     match ValueType::from_tag(*header.get(8 * n + i)?)? {
@@ -153,7 +156,17 @@ fn decode<'a>(b: &'a [u8], header: &[u8], n: usize, i: usize) -> Option<Value<'a
         ValueType::F32s => {
             record(b, raw as usize, 4).map(|s| Value::F32s(Floats::from_le_bytes(s)))
         }
+        ValueType::I64 => rd64(b, raw as usize).map(Value::I64),
     }
+}
+
+/// The little-endian `i64` at `at`.
+#[inline]
+fn rd64(b: &[u8], at: usize) -> Option<i64> {
+    let s = b.get(at..at.checked_add(8)?)?;
+    let mut le = [0; 8];
+    le.copy_from_slice(s);
+    Some(i64::from_le_bytes(le))
 }
 
 /// The key of entry `i`.
@@ -188,6 +201,7 @@ fn record_size_at(b: &[u8], n: usize, i: usize) -> usize {
     match ValueType::from_tag(tag) {
         Some(ValueType::Str) => 4 + rd32(b, off).unwrap_or(0) as usize,
         Some(ValueType::F32s) => 4 + 4 * rd32(b, off).unwrap_or(0) as usize,
+        Some(ValueType::I64) => 8,
         _ => 0,
     }
 }
@@ -218,6 +232,7 @@ fn write_record(b: &mut [u8], off: usize, v: &Value<'_>) {
             wr32(b, off, a.len() as u32);
             a.write_le(&mut b[off + 4..off + 4 + 4 * a.len()]);
         }
+        Value::I64(i) => b[off..off + 8].copy_from_slice(&i.to_le_bytes()),
         Value::Bool(_) | Value::F32(_) => {}
     }
 }
@@ -407,12 +422,13 @@ pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
     let mut records = 0usize;
     for (i, &tag) in tags.iter().enumerate() {
         let raw = le(values, i);
-        // Tags: 0 bool, 1 f32, 2 string, 3 float array (ValueType::tag).
+        // Tags: 0 bool, 1 f32, 2 string, 3 float array, 4 integer (ValueType::tag).
         let unit = match tag {
             0 if raw > 1 => return Err(DecodeError::BadBool { entry: i as u32 }),
             0 | 1 => continue,
             2 => 1,
             3 => 4,
+            4 => 0,
             _ => {
                 return Err(DecodeError::BadTypeTag {
                     entry: i as u32,
@@ -425,11 +441,18 @@ pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
         if off < vs {
             return Err(out_of_range());
         }
-        let payload = record(b, off, unit).ok_or_else(out_of_range)?;
-        if unit == 1 && core::str::from_utf8(payload).is_err() {
-            return Err(DecodeError::InvalidUtf8 { entry: i as u32 });
-        }
-        let extent = (raw, (off + 4 + payload.len()) as u32);
+        let end = if unit == 0 {
+            // An integer: 8 bytes, no count.
+            rd64(b, off).ok_or_else(out_of_range)?;
+            off + 8
+        } else {
+            let payload = record(b, off, unit).ok_or_else(out_of_range)?;
+            if unit == 1 && core::str::from_utf8(payload).is_err() {
+                return Err(DecodeError::InvalidUtf8 { entry: i as u32 });
+            }
+            off + 4 + payload.len()
+        };
+        let extent = (raw, end as u32);
         if records < small.len() {
             small[records] = extent;
         } else {

@@ -3,21 +3,34 @@
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
-use core::num::NonZeroU16;
 
 use super::buddy::{block_size, order_for, Buddy, MAX_ORDER, MIN_SHIFT};
 use super::raw;
 use super::value::{Floats, Value};
-use super::{DataKey, DataView, DecodeError};
+use super::{DataKey, DataView, DecodeError, KeyNames, PathKey};
+use crate::error::{InsertError, InsertErrorKind};
 use crate::key::{Handle, Key};
+use crate::pages::Pages;
+use crate::slot::{Age, Tag};
 
 const MAGIC: [u8; 4] = *b"DODs";
+/// The store format's version: 2 lists the slots in use, by index (version 1 had a dense
+/// slot table).
+const VERSION: u16 = 2;
 const HEADER: usize = 24;
+/// Bytes of one slot in the saved form: index, tag, block.
+const SLOT_BYTES: usize = 12;
 const NO_ARENA: u8 = 0xFF;
+/// Slots per page of the slot table: 1 KiB pages.
+const SLOT_PAGE: usize = 128;
 
-/// Where an entity's component lives: `tag` is the key's [`Key::tag`] (never 0 for a live
-/// slot, 0 for an empty one); `loc` is the block offset with the block's order in its low 5
-/// bits (blocks are 32-byte aligned).
+/// Where an entity's component lives.
+///
+/// `tag` is 0 for a slot that never held a component; the [`Tag`] bits of the key whose
+/// component it holds (generation at least 1, bit 31 clear); or, once that component is
+/// removed, the same bits with [`Tag::VACANT`] set, so that an older key stays refused.
+/// `loc` is the block offset with the block's order in its low 5 bits (blocks are 32-byte
+/// aligned), 0 unless the slot holds a component.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 struct Slot {
     tag: u32,
@@ -29,6 +42,23 @@ impl Slot {
     fn block(self) -> (u32, u8) {
         (self.loc & !31, (self.loc & 31) as u8)
     }
+
+    /// Whether the slot holds a component: its tag is not 0 and has bit 31 clear.
+    #[inline]
+    fn is_live(self) -> bool {
+        (self.tag as i32) > 0
+    }
+}
+
+/// What inserting a key does to its slot.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Plan {
+    /// The key's component is there.
+    Has,
+    /// The slot holds no component: the key gets one.
+    Fresh,
+    /// The slot holds the component of an older key (a dead entity): it is dropped.
+    Replace,
 }
 
 /// "Where there is one, there are many": the [`DataComponent`](super::DataComponent)s of many
@@ -42,13 +72,29 @@ impl Slot {
 /// quarter of its block moves down. When no block is free the buffer doubles. Once the buffer
 /// has grown, setting values allocates nothing on the heap.
 ///
-/// Entities are named by a [`Key`] (by default [`Handle`]): the store keeps the key's
-/// generation and type id, so a stale handle of a dead entity whose index was reused reads
-/// `None`. The slot table takes 8 bytes per index up to the largest index inserted.
+/// # Keys
 ///
-/// [`to_bytes`](DataStore::to_bytes) saves the whole store as one header, the slot table and
+/// Entities are named by a [`Key`] (by default [`Handle`]) handed out elsewhere (an entity
+/// allocator), and the store follows the [generational slot rules](crate::slot): a slot
+/// remembers the generation and type id of the key whose component it holds, or held last.
+/// Inserting with a *newer* key replaces the component of the dead entity; an *older* key
+/// (stale), one of the same generation but another type id (foreign) and a malformed one (a
+/// forged bit pattern: bit 31 of its tag set, generation 0, or an index its key type cannot
+/// address) are refused: [`insert`](DataStore::insert) panics, [`try_insert`](DataStore::try_insert)
+/// says why. Lookups with such keys find nothing.
+///
+/// # Memory
+///
+/// The slot table is paged like a [`SparseSet`](crate::SparseSet)'s: 8 bytes per slot in 1 KiB
+/// pages of 128 indices, allocated on first use, and a page table that grows only while it
+/// costs no more than the pages (a far index costs one page). Indices above
+/// [`max_index`](DataStore::max_index) are refused before anything is allocated, and
+/// [`try_insert`](DataStore::try_insert) reports a refused allocation instead of aborting.
+///
+/// [`to_bytes`](DataStore::to_bytes) saves the whole store as one header, the slots in use and
 /// one copy of the buffer; [`from_bytes`](DataStore::from_bytes) checks every block and every
-/// component before anything reads them.
+/// component before anything reads them. The names the store keeps
+/// ([`names`](DataStore::names)) are not saved with it.
 ///
 /// # Example
 ///
@@ -64,6 +110,7 @@ impl Slot {
 /// assert!(store.set(hero, "name", "The One"));
 /// assert!(store.set(hero, data_key!("stats.health"), 100.0));
 /// assert!(store.set(imp, "stats.health", 5.0));
+/// assert!(store.set(imp, "target", hero.to_bits() as i64));
 ///
 /// assert_eq!(store.get_str(hero, "name"), Some("The One"));
 /// assert_eq!(store.get(imp).unwrap().get_f32("stats.health"), Some(5.0));
@@ -71,11 +118,14 @@ impl Slot {
 /// let saved = store.to_bytes();
 /// let loaded: DataStore = DataStore::from_bytes(&saved).unwrap();
 /// assert_eq!(loaded.get_f32(hero, "stats.health"), Some(100.0));
+/// assert_eq!(loaded.get_i64(imp, "target").map(|b| b as u64), Some(hero.to_bits()));
 /// ```
 pub struct DataStore<K: Key = Handle> {
     buddy: Buddy,
-    slots: Vec<Slot>,
+    slots: Pages<Slot, SLOT_PAGE>,
     len: usize,
+    max_index: u32,
+    names: KeyNames,
     _key: PhantomData<fn(K) -> K>,
 }
 
@@ -85,6 +135,8 @@ impl<K: Key> Clone for DataStore<K> {
             buddy: self.buddy.clone(),
             slots: self.slots.clone(),
             len: self.len,
+            max_index: self.max_index,
+            names: self.names.clone(),
             _key: PhantomData,
         }
     }
@@ -93,6 +145,20 @@ impl<K: Key> Clone for DataStore<K> {
 impl<K: Key> Default for DataStore<K> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+/// The panic of an `insert` whose key is refused.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn refused<K: Key>(op: &str, key: K, kind: InsertErrorKind) -> ! {
+    match kind {
+        InsertErrorKind::OutOfMemory => panic!(
+            "DataStore::{op}: out of memory: the slot table or the buffer (2 GiB at most) could \
+             not grow"
+        ),
+        kind => panic!("DataStore::{op}: key {key:?} refused: {kind}"),
     }
 }
 
@@ -107,14 +173,20 @@ impl<K: Key> DataStore<K> {
     pub const fn new() -> Self {
         DataStore {
             buddy: Buddy::new(),
-            slots: Vec::new(),
+            slots: Pages::new(),
             len: 0,
+            max_index: u32::MAX - 1,
+            names: KeyNames::new(),
             _key: PhantomData,
         }
     }
 
-    /// An empty store whose buffer holds at least `bytes` bytes and whose slot table holds
-    /// `entities` indices. O(bytes).
+    /// An empty store whose buffer holds at least `bytes` bytes and whose slot table has room
+    /// for the pages of `entities` indices. O(bytes).
+    ///
+    /// # Panics
+    ///
+    /// If `bytes` is more than 2 GiB.
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -136,10 +208,53 @@ impl<K: Key> DataStore<K> {
         s
     }
 
+    /// The largest entity index the store accepts (`u32::MAX - 1` unless set): inserting a
+    /// key with a larger index is refused before anything is allocated. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataStore;
+    /// assert_eq!(DataStore::<dod::Handle>::new().max_index(), u32::MAX - 1);
+    /// ```
+    pub fn max_index(&self) -> u32 {
+        self.max_index
+    }
+
+    /// Sets [`max_index`](DataStore::max_index). Components already in the store above it
+    /// stay; only insertions are checked. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataStore;
+    /// # use dod::{Handle, InsertErrorKind};
+    /// let mut s: DataStore = DataStore::new();
+    /// s.set_max_index(1000);
+    /// let far = Handle::new(4_000_000_000, 1, 0).unwrap();
+    /// let err = s.try_insert(far).unwrap_err();
+    /// assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: 4_000_000_000, max: 1000 });
+    /// assert_eq!(s.memory_usage(), 0);
+    /// ```
+    pub fn set_max_index(&mut self, max: u32) {
+        self.max_index = max;
+    }
+
+    /// The store with [`max_index`](DataStore::max_index) set to `max`. O(1).
+    ///
+    /// ```
+    /// # use dod::data::DataStore;
+    /// let s: DataStore = DataStore::new().with_max_index(65_535);
+    /// assert_eq!(s.max_index(), 65_535);
+    /// ```
+    pub fn with_max_index(mut self, max: u32) -> Self {
+        self.max_index = max;
+        self
+    }
+
     #[inline]
     fn slot(&self, e: K) -> Option<(u32, u8)> {
-        let s = self.slots.get(e.index() as usize)?;
-        (s.tag == e.tag()).then(|| s.block())
+        let t = e.tag();
+        let s = self.slots.slot(e.index())?;
+        // A stored tag is 0, a live key's tag, or has bit 31 set; `t > 0` (as an i32) keeps
+        // a forged key of tag 0 or with bit 31 set from matching the first or the last.
+        (s.tag == t && (t as i32) > 0).then(|| s.block())
     }
 
     #[inline]
@@ -148,15 +263,109 @@ impl<K: Key> DataStore<K> {
         &self.buddy.arena[off..off + block_size(order)]
     }
 
-    /// Gives `e` an empty component; `false` (and nothing changes) if it already has one.
-    ///
-    /// If `e`'s index holds the data of another generation or type id (an entity that died
-    /// and whose index was reused), that data is dropped and its handles go stale. O(1)
+    /// What inserting `e` does, or why it is refused. Allocates nothing.
+    fn plan(&self, e: K) -> Result<Plan, InsertErrorKind> {
+        let (index, t) = (e.index(), e.tag());
+        if t & Tag::VACANT != 0
+            || t as u16 == 0
+            || (t >> 16) as u16 > K::MAX_TYPE_ID
+            || u64::from(index) >= u64::from(K::MAX_SLOTS)
+        {
+            return Err(InsertErrorKind::MalformedKey);
+        }
+        if index > self.max_index {
+            return Err(InsertErrorKind::IndexAboveMax {
+                index,
+                max: self.max_index,
+            });
+        }
+        let s = self.slots.get(index);
+        // A slot that never held a component has tag 0: every well-formed key is newer.
+        match Tag::from_bits(s.tag).age_of(e) {
+            Age::Same if s.is_live() => Ok(Plan::Has),
+            Age::Same => Ok(Plan::Fresh),
+            Age::Newer if s.is_live() => Ok(Plan::Replace),
+            Age::Newer => Ok(Plan::Fresh),
+            Age::Older => Err(InsertErrorKind::StaleKey),
+            Age::Foreign => Err(InsertErrorKind::ForeignKey),
+            Age::Malformed => Err(InsertErrorKind::MalformedKey),
+        }
+    }
+
+    /// Gives `e` a new block of order `order` (its page and the block allocated first, so an
+    /// error changes nothing but perhaps an empty page), dropping the component a `Replace`
+    /// plan finds; the block's offset.
+    fn occupy(&mut self, e: K, plan: Plan, order: u8) -> Result<u32, InsertErrorKind> {
+        let index = e.index();
+        self.slots
+            .try_alloc_page(index)
+            .map_err(|_| InsertErrorKind::OutOfMemory)?;
+        let off = self
+            .buddy
+            .try_alloc(order)
+            .map_err(|_| InsertErrorKind::OutOfMemory)?;
+        let Some(slot) = self.slots.slot_mut(index) else {
+            unreachable!("the page was allocated above")
+        };
+        let old = core::mem::replace(
+            slot,
+            Slot {
+                tag: e.tag(),
+                loc: off | u32::from(order),
+            },
+        );
+        if plan == Plan::Replace {
+            let (old_off, o) = old.block();
+            self.buddy.free(old_off, o);
+        } else {
+            self.len += 1;
+        }
+        Ok(off)
+    }
+
+    /// Gives `e` an empty component; `Ok(false)` (and nothing changes) if it already has
+    /// one. Following the [key rules](DataStore#keys), a newer key than the one whose
+    /// component its slot holds replaces that component (the dead entity's data is freed);
+    /// an older, foreign or malformed key, or an index above
+    /// [`max_index`](DataStore::max_index), is refused without allocating, and a refused
+    /// allocation is [`OutOfMemory`](InsertErrorKind::OutOfMemory) instead of an abort. O(1)
     /// amortised.
+    ///
+    /// ```
+    /// # use dod::data::DataStore;
+    /// # use dod::{Handle, InsertErrorKind};
+    /// let mut s: DataStore = DataStore::new();
+    /// let e = Handle::new(3, 2, 0).unwrap();
+    /// assert_eq!(s.try_insert(e), Ok(true));
+    /// assert_eq!(s.try_insert(e), Ok(false));
+    /// let stale = Handle::new(3, 1, 0).unwrap();
+    /// assert_eq!(s.try_insert(stale).unwrap_err().kind(), InsertErrorKind::StaleKey);
+    /// let foreign = Handle::new(3, 2, 7).unwrap();
+    /// assert_eq!(s.try_insert(foreign).unwrap_err().kind(), InsertErrorKind::ForeignKey);
+    /// assert!(s.contains(e));
+    /// ```
+    pub fn try_insert(&mut self, e: K) -> Result<bool, InsertError<()>> {
+        let fail = |kind| InsertError::new(kind, ());
+        let plan = self.plan(e).map_err(fail)?;
+        if plan == Plan::Has {
+            return Ok(false);
+        }
+        let off = self.occupy(e, plan, 0).map_err(fail)?;
+        let start = off as usize;
+        raw::init(&mut self.buddy.arena[start..start + block_size(0)]);
+        Ok(true)
+    }
+
+    /// Gives `e` an empty component; `false` (and nothing changes) if it already has one.
+    /// [`try_insert`](DataStore::try_insert) without the error: a newer key than the one
+    /// whose component the slot holds replaces it. O(1) amortised.
     ///
     /// # Panics
     ///
-    /// If the buffer would grow past 2 GiB.
+    /// If the key is refused ([key rules](DataStore#keys)): stale (older than the key whose
+    /// component the slot holds or held), foreign (same generation, another type id),
+    /// malformed, or its index is above [`max_index`](DataStore::max_index); or if memory
+    /// runs out (the buffer holds 2 GiB at most).
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -166,41 +375,74 @@ impl<K: Key> DataStore<K> {
     /// assert!(s.insert(e));
     /// assert!(!s.insert(e));
     /// assert_eq!(s.len(), 1);
+    /// let reused = Handle::new(3, 2, 0).unwrap(); // the entity died, its index was reused
+    /// assert!(s.insert(reused));
+    /// assert!(!s.contains(e) && s.contains(reused));
+    /// ```
+    ///
+    /// ```should_panic
+    /// # use dod::data::DataStore;
+    /// # use dod::Handle;
+    /// let mut s: DataStore = DataStore::new();
+    /// s.insert(Handle::new(3, 2, 0).unwrap());
+    /// s.insert(Handle::new(3, 1, 0).unwrap()); // stale: panics
     /// ```
     #[track_caller]
     pub fn insert(&mut self, e: K) -> bool {
-        let i = e.index() as usize;
-        if i >= self.slots.len() {
-            self.slots.resize(i + 1, Slot::default());
+        match self.try_insert(e) {
+            Ok(fresh) => fresh,
+            Err(err) => refused("insert", e, err.kind()),
         }
-        let s = self.slots[i];
-        if s.tag == e.tag() {
-            return false;
-        }
-        if s.tag != 0 {
-            let (off, o) = s.block();
-            self.buddy.free(off, o);
-        } else {
-            self.len += 1;
-        }
-        let off = self.buddy.alloc(0);
-        raw::init(&mut self.buddy.arena[off as usize..off as usize + block_size(0)]);
-        self.slots[i] = Slot {
-            tag: e.tag(),
-            loc: off,
-        };
-        true
     }
 
     /// Gives `e` a copy of `data` (a [`DataComponent`](super::DataComponent) or a
-    /// [`DataView`]), replacing the component it had; whether it had one. The copy is packed
-    /// into the smallest block that holds it, in one pass over `data`'s bytes. As with
-    /// [`insert`](Self::insert), data of another generation at `e`'s index is dropped. O(size
-    /// of `data`).
+    /// [`DataView`]), replacing the component it had; `Ok(true)` if it had one. The copy is
+    /// packed into the smallest block that holds it, in one pass over `data`'s bytes. Keys
+    /// are checked as by [`try_insert`](DataStore::try_insert); a refused insertion gives
+    /// `data` back and changes nothing. O(size of `data`).
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, DataStore};
+    /// # use dod::{Handle, InsertErrorKind};
+    /// let mut sheet = DataComponent::new();
+    /// sheet.set("hp", 5);
+    /// let mut s: DataStore = DataStore::new().with_max_index(10);
+    /// let e = Handle::new(1, 1, 0).unwrap();
+    /// assert_eq!(s.try_insert_data(e, &sheet), Ok(false));
+    /// let far = Handle::new(11, 1, 0).unwrap();
+    /// let err = s.try_insert_data(far, &sheet).unwrap_err();
+    /// assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: 11, max: 10 });
+    /// assert_eq!(err.into_inner(), sheet.view());
+    /// ```
+    pub fn try_insert_data<'d>(
+        &mut self,
+        e: K,
+        data: impl Into<DataView<'d>>,
+    ) -> Result<bool, InsertError<DataView<'d>>> {
+        let data = data.into();
+        let plan = match self.plan(e) {
+            Ok(plan) => plan,
+            Err(kind) => return Err(InsertError::new(kind, data)),
+        };
+        let src = data.as_bytes();
+        let to = order_for(raw::packed_size(src));
+        let had = plan == Plan::Has;
+        let plan = if had { Plan::Replace } else { plan };
+        let off = match self.occupy(e, plan, to) {
+            Ok(off) => off,
+            Err(kind) => return Err(InsertError::new(kind, data)),
+        };
+        let start = off as usize;
+        raw::repack(src, &mut self.buddy.arena[start..start + block_size(to)]);
+        Ok(had)
+    }
+
+    /// Gives `e` a copy of `data`, replacing the component it had; whether it had one.
+    /// [`try_insert_data`](DataStore::try_insert_data) without the error. O(size of `data`).
     ///
     /// # Panics
     ///
-    /// If the buffer would grow past 2 GiB.
+    /// As [`insert`](DataStore::insert): a refused key, or memory running out.
     ///
     /// ```
     /// # use dod::data::{DataComponent, DataStore};
@@ -218,48 +460,37 @@ impl<K: Key> DataStore<K> {
     /// ```
     #[track_caller]
     pub fn insert_data<'d>(&mut self, e: K, data: impl Into<DataView<'d>>) -> bool {
-        let src = data.into().as_bytes();
-        let to = order_for(raw::packed_size(src));
-        let i = e.index() as usize;
-        if i >= self.slots.len() {
-            self.slots.resize(i + 1, Slot::default());
+        match self.try_insert_data(e, data) {
+            Ok(had) => had,
+            Err(err) => refused("insert_data", e, err.kind()),
         }
-        let s = self.slots[i];
-        let had = s.tag == e.tag();
-        if s.tag != 0 {
-            let (off, o) = s.block();
-            self.buddy.free(off, o);
-        } else {
-            self.len += 1;
-        }
-        let off = self.buddy.alloc(to);
-        let start = off as usize;
-        raw::repack(src, &mut self.buddy.arena[start..start + block_size(to)]);
-        self.slots[i] = Slot {
-            tag: e.tag(),
-            loc: off | u32::from(to),
-        };
-        had
     }
 
-    /// Removes `e`'s component; whether it had one. Its block is zeroed and freed. O(log of
-    /// the buffer size).
+    /// Removes `e`'s component; whether it had one. Its block is zeroed and freed; the slot
+    /// keeps `e`'s generation, so older keys stay refused. O(log of the buffer size).
     ///
     /// ```
     /// # use dod::data::DataStore;
     /// # use dod::Handle;
-    /// let e = Handle::new(0, 1, 0).unwrap();
+    /// let e = Handle::new(0, 2, 0).unwrap();
     /// let mut s: DataStore = DataStore::new();
     /// s.insert(e);
     /// assert!(s.remove(e));
     /// assert!(!s.remove(e));
+    /// assert!(s.try_insert(Handle::new(0, 1, 0).unwrap()).is_err()); // still stale
+    /// assert!(s.insert(e)); // the same key may come back
     /// ```
     pub fn remove(&mut self, e: K) -> bool {
         let Some((off, o)) = self.slot(e) else {
             return false;
         };
         self.buddy.free(off, o);
-        self.slots[e.index() as usize] = Slot::default();
+        if let Some(s) = self.slots.slot_mut(e.index()) {
+            *s = Slot {
+                tag: s.tag | Tag::VACANT,
+                loc: 0,
+            };
+        }
         self.len -= 1;
         true
     }
@@ -330,6 +561,22 @@ impl<K: Key> DataStore<K> {
         self.get(e)?.get_f32(key)
     }
 
+    /// The integer at `key` of `e`; `None` if missing or of another type. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataStore;
+    /// # use dod::Handle;
+    /// let e = Handle::new(0, 1, 0).unwrap();
+    /// let mut s: DataStore = DataStore::new();
+    /// s.insert(e);
+    /// let _ = s.set(e, "owner", e.to_bits() as i64);
+    /// assert_eq!(s.get_i64(e, "owner").map(|b| b as u64), Some(e.to_bits()));
+    /// ```
+    #[inline]
+    pub fn get_i64(&self, e: K, key: impl Into<DataKey>) -> Option<i64> {
+        self.get(e)?.get_i64(key)
+    }
+
     /// The boolean at `key` of `e`; `None` if missing or of another type. O(log n).
     ///
     /// ```
@@ -382,6 +629,10 @@ impl<K: Key> DataStore<K> {
     /// no component (never inserted, removed, or a stale handle). O(n) in the component's
     /// entries; when the component outgrows its block it moves to a larger one, O(its size).
     ///
+    /// `key` is a [`DataKey`] or a path string ([`PathKey`]); a path string's name is kept by
+    /// the store ([`names`](DataStore::names)) as [`DataComponent::set`](super::DataComponent::set)
+    /// keeps it.
+    ///
     /// # Panics
     ///
     /// If the buffer would grow past 2 GiB.
@@ -396,14 +647,24 @@ impl<K: Key> DataStore<K> {
     /// assert!(s.set(e, "a", 1.0));
     /// assert!(s.set(e, "long", "a string that needs a larger block than 32 bytes"));
     /// assert_eq!(s.get_f32(e, "a"), Some(1.0));
+    /// assert_eq!(s.names().len(), 2);
     /// ```
     #[track_caller]
     #[must_use = "`false` means the entity has no component and nothing was set"]
-    pub fn set<'v>(&mut self, e: K, key: impl Into<DataKey>, value: impl Into<Value<'v>>) -> bool {
+    pub fn set<'p, 'v>(
+        &mut self,
+        e: K,
+        key: impl Into<PathKey<'p>>,
+        value: impl Into<Value<'v>>,
+    ) -> bool {
         let Some((off, o)) = self.slot(e) else {
             return false;
         };
         let (key, value) = (key.into(), value.into());
+        if let Some(path) = key.path() {
+            self.names.note(key.key(), path);
+        }
+        let key = key.key();
         let start = off as usize;
         let block = &mut self.buddy.arena[start..start + block_size(o)];
         if let Err(need) = raw::set(block, key, &value) {
@@ -414,7 +675,7 @@ impl<K: Key> DataStore<K> {
             } else {
                 order_for(need).max(o + 1)
             };
-            let (noff, no) = self.relocate(e.index() as usize, off, o, to);
+            let (noff, no) = self.relocate(e.index(), off, o, to);
             let start = noff as usize;
             let block = &mut self.buddy.arena[start..start + block_size(no)];
             let done = raw::set(block, key, &value);
@@ -423,10 +684,10 @@ impl<K: Key> DataStore<K> {
         true
     }
 
-    /// Moves the component of slot `i` from block `(off, o)` to a new block of order `to`,
-    /// re-packed; frees the old one.
+    /// Moves the component of the live slot `index` from block `(off, o)` to a new block of
+    /// order `to`, re-packed; frees the old one.
     #[track_caller]
-    fn relocate(&mut self, i: usize, off: u32, o: u8, to: u8) -> (u32, u8) {
+    fn relocate(&mut self, index: u32, off: u32, o: u8, to: u8) -> (u32, u8) {
         let noff = self.buddy.alloc(to);
         let (src, dst) = (off as usize, noff as usize);
         let (a, b) = if src < dst {
@@ -438,7 +699,9 @@ impl<K: Key> DataStore<K> {
         };
         raw::repack(a, b);
         self.buddy.free(off, o);
-        self.slots[i].loc = noff | u32::from(to);
+        if let Some(s) = self.slots.slot_mut(index) {
+            s.loc = noff | u32::from(to);
+        }
         (noff, to)
     }
 
@@ -466,7 +729,7 @@ impl<K: Key> DataStore<K> {
         }
         let packed = raw::packed_size(block);
         if o > 0 && packed * 4 <= block_size(o) {
-            self.relocate(e.index() as usize, off, o, order_for(packed * 2));
+            self.relocate(e.index(), off, o, order_for(packed * 2));
         }
         true
     }
@@ -494,7 +757,8 @@ impl<K: Key> DataStore<K> {
         self.len == 0
     }
 
-    /// The entities with a component and their components, in index order. O(largest index).
+    /// The entities with a component and their components, in index order. O(slots of the
+    /// allocated pages).
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -507,17 +771,15 @@ impl<K: Key> DataStore<K> {
     pub fn iter(&self) -> impl Iterator<Item = (K, DataView<'_>)> + '_ {
         self.slots
             .iter()
-            .enumerate()
-            .filter(|(_, s)| s.tag != 0)
+            .filter(|(_, s)| s.is_live())
             .map(|(i, s)| {
-                let generation = NonZeroU16::new(s.tag as u16).unwrap_or(NonZeroU16::MIN);
-                let k = K::from_parts(i as u32, generation, (s.tag >> 16) as u16);
+                let k = K::from_index_tag(i, s.tag);
                 let (off, o) = s.block();
                 (k, DataView::trusted(self.block(off, o)))
             })
     }
 
-    /// The entities with a component, in index order. O(largest index).
+    /// The entities with a component, in index order. O(slots of the allocated pages).
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -531,7 +793,40 @@ impl<K: Key> DataStore<K> {
         self.iter().map(|(k, _)| k)
     }
 
-    /// Removes every component, keeping the buffer (zeroed) and the slot table. O(capacity).
+    /// The names of the paths values were set by ([`set`](DataStore::set) with a path
+    /// string), for every entity; [`to_json`](DataStore::to_json) uses them. Not saved by
+    /// [`to_bytes`](DataStore::to_bytes). O(1).
+    ///
+    /// ```
+    /// # use dod::data::{DataKey, DataStore};
+    /// # use dod::Handle;
+    /// let e = Handle::new(0, 1, 0).unwrap();
+    /// let mut s: DataStore = DataStore::new();
+    /// s.insert(e);
+    /// let _ = s.set(e, "status.poisoned", true);
+    /// let k = DataKey::from_path("status.poisoned");
+    /// assert_eq!(s.names().name(k).as_deref(), Some("status.poisoned"));
+    /// ```
+    pub fn names(&self) -> &KeyNames {
+        &self.names
+    }
+
+    /// The names the store keeps, to register more or take some from elsewhere. O(1).
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, DataStore};
+    /// let mut sheet = DataComponent::new();
+    /// sheet.set("stats.health", 10);
+    /// let mut s: DataStore = DataStore::new();
+    /// s.names_mut().extend_from(sheet.names());
+    /// assert_eq!(s.names().len(), 1);
+    /// ```
+    pub fn names_mut(&mut self) -> &mut KeyNames {
+        &mut self.names
+    }
+
+    /// Removes every component, keeping the buffer (zeroed), the slot table and the names.
+    /// Every key's slot keeps its generation, so older keys stay refused. O(capacity).
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -542,7 +837,14 @@ impl<K: Key> DataStore<K> {
     /// assert!(s.is_empty());
     /// ```
     pub fn clear(&mut self) {
-        self.slots.fill(Slot::default());
+        for s in self.slots.all_slots_mut() {
+            if s.is_live() {
+                *s = Slot {
+                    tag: s.tag | Tag::VACANT,
+                    loc: 0,
+                };
+            }
+        }
         self.len = 0;
         self.buddy.reset();
     }
@@ -560,8 +862,8 @@ impl<K: Key> DataStore<K> {
         self.buddy.arena.len()
     }
 
-    /// Heap bytes held: the buffer, the allocator's bits and the slot table. O(log of the
-    /// buffer size).
+    /// Heap bytes held: the buffer, the allocator's bits, the slot table and the names kept
+    /// ([`KeyNames::memory_usage`]). O(log of the buffer size + names).
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -569,9 +871,13 @@ impl<K: Key> DataStore<K> {
     /// let mut s: DataStore = DataStore::new();
     /// s.insert(Handle::new(0, 1, 0).unwrap());
     /// assert!(s.memory_usage() >= 4096);
+    /// // A far index costs one page of the slot table (128 slots of 8 bytes), not 24 GB.
+    /// let before = s.memory_usage();
+    /// s.insert(Handle::new(3_000_000_000, 1, 0).unwrap());
+    /// assert!(s.memory_usage() - before < 2 * 1024);
     /// ```
     pub fn memory_usage(&self) -> usize {
-        self.buddy.memory_usage() + self.slots.capacity() * core::mem::size_of::<Slot>()
+        self.buddy.memory_usage() + self.slots.memory_usage() + self.names.memory_usage()
     }
 
     /// Free bytes in the buffer.
@@ -589,6 +895,11 @@ impl<K: Key> DataStore<K> {
     /// those of the largest free block. 0 when free space is in one piece. O(log of the buffer
     /// size).
     ///
+    /// Free space in a buddy buffer comes in power-of-two blocks, so after
+    /// [`compact`](DataStore::compact) it is one block only when the free bytes are a power
+    /// of two; what compaction guarantees is fewer fragmented bytes than bytes in the largest
+    /// free block.
+    ///
     /// ```
     /// # use dod::data::DataStore;
     /// # use dod::Handle;
@@ -601,15 +912,26 @@ impl<K: Key> DataStore<K> {
     /// // Two free 32-byte blocks that are not buddies: a 64-byte request fits in neither.
     /// assert_eq!(s.fragmentation(), 32);
     /// s.compact();
-    /// assert_eq!(s.fragmentation(), 0);
+    /// assert_eq!(s.fragmentation(), 0); // 64 bytes free, in one block
+    ///
+    /// // Five 32-byte components in a 256-byte buffer leave 96 bytes: a 64-byte block and a
+    /// // 32-byte one.
+    /// for i in 4..7 {
+    ///     s.insert(Handle::new(i, 1, 0).unwrap());
+    /// }
+    /// s.compact();
+    /// assert_eq!((s.capacity(), s.free_bytes(), s.fragmentation()), (256, 96, 32));
     /// ```
     pub fn fragmentation(&self) -> usize {
         self.buddy.free_bytes() - self.buddy.largest_free()
     }
 
     /// Re-packs every component into the smallest block that holds it, laid out largest first
-    /// in a buffer just large enough: no holes inside components, no fragmentation between
-    /// them. Entities keep their handles. O(total size).
+    /// in a buffer just large enough: no holes inside components, the blocks in use back to
+    /// back from the start of the buffer, and the free space after them in the fewest blocks
+    /// the buddy allocator allows (at most one of each size, so
+    /// [`fragmentation`](DataStore::fragmentation) is below the size of the largest free
+    /// block). Entities keep their handles. O(total size).
     ///
     /// ```
     /// # use dod::data::DataStore;
@@ -623,14 +945,15 @@ impl<K: Key> DataStore<K> {
     /// assert_eq!(s.get_f32(e, "a"), Some(1.0));
     /// ```
     pub fn compact(&mut self) {
-        let mut live: Vec<(u8, u32)> = Vec::with_capacity(self.len);
+        // (order, place in the slot arena) of every component.
+        let mut live: Vec<(u8, usize)> = Vec::with_capacity(self.len);
         let mut total = 0usize;
-        for (i, s) in self.slots.iter().enumerate() {
-            if s.tag != 0 {
+        for (at, s) in self.slots.all_slots().iter().enumerate() {
+            if s.is_live() {
                 let (off, o) = s.block();
                 let order = order_for(raw::packed_size(self.block(off, o)));
                 total += block_size(order);
-                live.push((order, i as u32));
+                live.push((order, at));
             }
         }
         if live.is_empty() {
@@ -640,31 +963,32 @@ impl<K: Key> DataStore<K> {
         // Largest first: every block lands right after the previous one.
         live.sort_unstable_by(|a, b| b.cmp(a));
         let mut fresh = Buddy::with_top(order_for(total).max(2));
-        for (order, i) in live {
+        for (order, at) in live {
             let noff = fresh.alloc(order);
-            let (off, o) = self.slots[i as usize].block();
+            let (off, o) = self.slots.all_slots()[at].block();
             let dst = &mut fresh.arena[noff as usize..noff as usize + block_size(order)];
             raw::repack(self.block(off, o), dst);
-            self.slots[i as usize].loc = noff | u32::from(order);
+            self.slots.all_slots_mut()[at].loc = noff | u32::from(order);
         }
         self.buddy = fresh;
     }
 
-    /// The whole store as bytes: a header, the slot table and one copy of the buffer. Read
+    /// The whole store as bytes: a header, the slots in use and one copy of the buffer. Read
     /// back with [`from_bytes`](DataStore::from_bytes). O(size).
     ///
     /// ```text
-    /// 0   4   magic "DODs"
-    /// 4   2   format version (1)
-    /// 6   2   key hash id (1)
-    /// 8   1   log2 of the smallest block (5)
-    /// 9   1   order of the buffer (0xFF: no buffer)
-    /// 10  2   reserved (0)
-    /// 12  4   slot count s
-    /// 16  4   buffer length b
-    /// 20  4   entities with a component
-    /// 24  8s  slots: key tag (generation | type id << 16; 0 = none), block offset | order
-    /// ..  b   the buffer
+    /// 0   4    magic "DODs"
+    /// 4   2    format version (2)
+    /// 6   2    key hash id (1)
+    /// 8   1    log2 of the smallest block (5)
+    /// 9   1    order of the buffer (0xFF: no buffer)
+    /// 10  2    reserved (0)
+    /// 12  4    slot count s: slots that hold or held a component
+    /// 16  4    buffer length b
+    /// 20  4    entities with a component
+    /// 24  12s  slots in increasing order of index: index; key tag (generation | type id << 16,
+    ///          bit 31 set if the slot holds no component now); block offset | order (0 if none)
+    /// ..  b    the buffer
     /// ```
     ///
     /// ```
@@ -674,9 +998,15 @@ impl<K: Key> DataStore<K> {
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
         let arena = &self.buddy.arena;
-        let mut out = Vec::with_capacity(HEADER + 8 * self.slots.len() + arena.len());
+        let used: Vec<(u32, Slot)> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| s.tag != 0)
+            .map(|(i, s)| (i, *s))
+            .collect();
+        let mut out = Vec::with_capacity(HEADER + SLOT_BYTES * used.len() + arena.len());
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&raw::VERSION.to_le_bytes());
+        out.extend_from_slice(&VERSION.to_le_bytes());
         out.extend_from_slice(&raw::HASH_ID.to_le_bytes());
         out.push(MIN_SHIFT as u8);
         out.push(if arena.is_empty() {
@@ -685,10 +1015,11 @@ impl<K: Key> DataStore<K> {
             self.buddy.top
         });
         out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&(self.slots.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(used.len() as u32).to_le_bytes());
         out.extend_from_slice(&(arena.len() as u32).to_le_bytes());
         out.extend_from_slice(&(self.len as u32).to_le_bytes());
-        for s in &self.slots {
+        for (i, s) in &used {
+            out.extend_from_slice(&i.to_le_bytes());
             out.extend_from_slice(&s.tag.to_le_bytes());
             out.extend_from_slice(&s.loc.to_le_bytes());
         }
@@ -699,10 +1030,11 @@ impl<K: Key> DataStore<K> {
     }
 
     /// Reads a store written by [`to_bytes`](DataStore::to_bytes), checking everything first
-    /// in O(size + s log s) for `s` entities: the header, that every block is aligned to its
-    /// size, inside the buffer and overlaps no other, and every component as
-    /// [`DataView::new`] does. The buffer is copied once; the allocator's free lists and bits
-    /// are rebuilt from the blocks in use.
+    /// in O(size + s log s) for `s` slots: the header, that the slots are in increasing order
+    /// of index and hold keys the key type can have, that every block is aligned to its size,
+    /// inside the buffer and overlaps no other, and every component as [`DataView::new`]
+    /// does. The buffer is copied once; the allocator's free lists and bits are rebuilt from
+    /// the blocks in use. The slot table takes at most one 1 KiB page per slot read.
     ///
     /// ```
     /// # use dod::data::{DataStore, DecodeError};
@@ -711,7 +1043,7 @@ impl<K: Key> DataStore<K> {
     /// s.insert(Handle::new(0, 1, 0).unwrap());
     /// let mut bytes = s.to_bytes();
     /// assert!(DataStore::<Handle>::from_bytes(&bytes).is_ok());
-    /// bytes[28] = 0x40; // entity 0's block moved out of the buffer
+    /// bytes[32] = 0x40; // entity 0's block moved out of the buffer
     /// assert!(DataStore::<Handle>::from_bytes(&bytes).is_err());
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
@@ -723,7 +1055,7 @@ impl<K: Key> DataStore<K> {
         }
         let rd = |at: usize| raw::rd32(bytes, at).unwrap_or(0);
         let version = u16::from_le_bytes([bytes[4], bytes[5]]);
-        if version != raw::VERSION {
+        if version != VERSION {
             return Err(DecodeError::UnsupportedVersion(version));
         }
         let hash = u16::from_le_bytes([bytes[6], bytes[7]]);
@@ -741,32 +1073,38 @@ impl<K: Key> DataStore<K> {
             return Err(DecodeError::BadCounts);
         }
         let slots_end = slot_count
-            .checked_mul(8)
+            .checked_mul(SLOT_BYTES)
             .and_then(|s| s.checked_add(HEADER))
             .ok_or(DecodeError::BadCounts)?;
         if slots_end.checked_add(arena_len) != Some(bytes.len()) {
             return Err(DecodeError::BadCounts);
         }
         let arena = &bytes[slots_end..];
-        let mut slots = Vec::with_capacity(slot_count);
+        let mut slots: Pages<Slot, SLOT_PAGE> = Pages::new();
         // (block offset | order, entity index) of every component.
         let mut order: Vec<(u32, u32)> = Vec::with_capacity(live.min(slot_count));
-        for i in 0..slot_count {
-            let s = Slot {
-                tag: rd(HEADER + 8 * i),
-                loc: rd(HEADER + 8 * i + 4),
-            };
-            let bad = DecodeError::BadBlock { entity: i as u32 };
-            if s.tag == 0 {
-                if s.loc != 0 {
-                    return Err(bad);
-                }
-            } else if s.tag as u16 == 0
-                || (s.tag >> 16) as u16 > K::MAX_TYPE_ID
-                || i as u64 >= u64::from(K::MAX_SLOTS)
+        let mut previous: Option<u32> = None;
+        for n in 0..slot_count {
+            let at = HEADER + SLOT_BYTES * n;
+            let (i, s) = (
+                rd(at),
+                Slot {
+                    tag: rd(at + 4),
+                    loc: rd(at + 8),
+                },
+            );
+            let bad_key = DecodeError::BadKey { entity: i };
+            let generation = s.tag as u16;
+            let type_id = ((s.tag & !Tag::VACANT) >> 16) as u16;
+            if previous.is_some_and(|p| p >= i)
+                || u64::from(i) >= u64::from(K::MAX_SLOTS)
+                || generation == 0
+                || type_id > K::MAX_TYPE_ID
             {
-                return Err(DecodeError::BadKey { entity: i as u32 });
-            } else {
+                return Err(bad_key);
+            }
+            previous = Some(i);
+            if s.is_live() {
                 let (off, o) = s.block();
                 let size = block_size(o.min(MAX_ORDER));
                 if o > top
@@ -774,11 +1112,16 @@ impl<K: Key> DataStore<K> {
                     || off as usize % size != 0
                     || off as usize + size > arena_len
                 {
-                    return Err(bad);
+                    return Err(DecodeError::BadBlock { entity: i });
                 }
-                order.push((s.loc, i as u32));
+                order.push((s.loc, i));
+            } else if s.loc != 0 {
+                return Err(DecodeError::BadBlock { entity: i });
             }
-            slots.push(s);
+            slots.try_alloc_page(i).map_err(|_| DecodeError::TooLarge)?;
+            if let Some(slot) = slots.slot_mut(i) {
+                *slot = s;
+            }
         }
         if order.len() != live {
             return Err(DecodeError::BadCounts);
@@ -805,6 +1148,8 @@ impl<K: Key> DataStore<K> {
             buddy,
             slots,
             len: live,
+            max_index: u32::MAX - 1,
+            names: KeyNames::new(),
             _key: PhantomData,
         })
     }
@@ -813,15 +1158,32 @@ impl<K: Key> DataStore<K> {
     /// O(slots + buffer).
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
-        let used: Vec<(u32, u8)> = self
-            .slots
-            .iter()
-            .filter(|s| s.tag != 0)
-            .map(|s| s.block())
-            .collect();
+        let mut used: Vec<(u32, u8)> = Vec::new();
+        for (i, s) in self.slots.iter() {
+            if s.tag == 0 {
+                assert_eq!(s.loc, 0, "slot {i}: never used, but has a block");
+                continue;
+            }
+            assert_ne!(s.tag as u16, 0, "slot {i}: generation 0");
+            assert!(
+                ((s.tag & !Tag::VACANT) >> 16) as u16 <= K::MAX_TYPE_ID,
+                "slot {i}: type id out of range"
+            );
+            assert!(
+                u64::from(i) < u64::from(K::MAX_SLOTS),
+                "slot {i}: index out of range"
+            );
+            if s.is_live() {
+                used.push(s.block());
+            } else {
+                assert_eq!(s.loc, 0, "slot {i}: vacant, but has a block");
+            }
+        }
         assert_eq!(used.len(), self.len);
         if !self.buddy.arena.is_empty() {
             self.buddy.check(&used);
+        } else {
+            assert!(used.is_empty());
         }
         for &(off, o) in &used {
             raw::validate(self.block(off, o)).unwrap();
@@ -831,7 +1193,8 @@ impl<K: Key> DataStore<K> {
 
 impl<K: Key> PartialEq for DataStore<K> {
     /// The same entities with the same entries (floats compared by bits); where the
-    /// components sit in the buffer does not matter. O(n).
+    /// components sit in the buffer, the generations of slots without a component and the
+    /// names do not matter. O(n).
     ///
     /// ```
     /// # use dod::data::DataStore;

@@ -1,5 +1,5 @@
-//! The values a component holds: the restricted JSON of booleans, floats, strings and arrays of
-//! floats. Objects exist only as key paths.
+//! The values a component holds: the restricted JSON of booleans, floats, 64-bit integers,
+//! strings and arrays of floats. Objects exist only as key paths.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -21,6 +21,8 @@ pub enum ValueType {
     Str,
     /// An array of 32-bit floats (tag 3).
     F32s,
+    /// A 64-bit signed integer (tag 4): ids, counters, a [`Handle`](crate::Handle)'s bits.
+    I64,
 }
 
 impl ValueType {
@@ -30,6 +32,7 @@ impl ValueType {
             ValueType::F32 => 1,
             ValueType::Str => 2,
             ValueType::F32s => 3,
+            ValueType::I64 => 4,
         }
     }
 
@@ -39,6 +42,7 @@ impl ValueType {
             1 => Some(ValueType::F32),
             2 => Some(ValueType::Str),
             3 => Some(ValueType::F32s),
+            4 => Some(ValueType::I64),
             _ => None,
         }
     }
@@ -48,13 +52,21 @@ impl ValueType {
 /// takes.
 ///
 /// Floats compare by their bits (`-0.0 != 0.0`, a NaN equals the same NaN), so that
-/// [`diff`](super::DataComponent::diff) and equality agree and `Value` can be `Eq`.
+/// [`diff`](super::DataComponent::diff) and equality agree and `Value` can be `Eq`. An
+/// integer and a float are different values even when they are equal numbers.
+///
+/// Integers convert from every integer type that fits an `i64` losslessly (`i8` to `i64`,
+/// `u8` to `u32`); an unsuffixed integer literal is an `i32` and so an integer value. A
+/// [`Handle`](crate::Handle) is stored as `to_bits() as i64` and read back with
+/// `Handle::from_bits(v as u64)`: the cast is exact both ways.
 ///
 /// ```
 /// use dod::data::Value;
 /// let v = Value::from("The One");
 /// assert_eq!(v.as_str(), Some("The One"));
 /// assert_eq!(Value::from(&[0.5f32, 1.0][..]).as_f32s().unwrap().to_vec(), [0.5, 1.0]);
+/// assert_eq!(Value::from(7), Value::I64(7));
+/// assert_ne!(Value::from(7), Value::from(7.0));
 /// ```
 #[derive(Copy, Clone)]
 pub enum Value<'a> {
@@ -66,6 +78,8 @@ pub enum Value<'a> {
     Str(&'a str),
     /// An array of floats.
     F32s(Floats<'a>),
+    /// A 64-bit signed integer.
+    I64(i64),
 }
 
 impl<'a> Value<'a> {
@@ -81,6 +95,7 @@ impl<'a> Value<'a> {
             Value::F32(_) => ValueType::F32,
             Value::Str(_) => ValueType::Str,
             Value::F32s(_) => ValueType::F32s,
+            Value::I64(_) => ValueType::I64,
         }
     }
 
@@ -107,6 +122,20 @@ impl<'a> Value<'a> {
     pub fn as_f32(&self) -> Option<f32> {
         match *self {
             Value::F32(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The integer, or `None` for another type (a float is not converted). O(1).
+    ///
+    /// ```
+    /// # use dod::data::Value;
+    /// assert_eq!(Value::from(i64::MIN).as_i64(), Some(i64::MIN));
+    /// assert_eq!(Value::from(2.0).as_i64(), None);
+    /// ```
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::I64(i) => Some(i),
             _ => None,
         }
     }
@@ -150,14 +179,16 @@ impl<'a> Value<'a> {
             Value::F32(f) => OwnedValue::F32(f),
             Value::Str(s) => OwnedValue::String(String::from(s)),
             Value::F32s(a) => OwnedValue::F32s(a.to_vec()),
+            Value::I64(i) => OwnedValue::I64(i),
         }
     }
 
     /// Bytes this value takes in a component's value area (0 for booleans and floats, which
-    /// live in the 32-bit value array).
+    /// live in the 32-bit value array; 8 for an integer).
     pub(crate) fn record_size(&self) -> usize {
         match self {
             Value::Bool(_) | Value::F32(_) => 0,
+            Value::I64(_) => 8,
             Value::Str(s) => 4 + s.len(),
             Value::F32s(a) => 4 + 4 * a.len(),
         }
@@ -171,6 +202,7 @@ impl PartialEq for Value<'_> {
             (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
             (Value::Str(a), Value::Str(b)) => a == b,
             (Value::F32s(a), Value::F32s(b)) => a == b,
+            (Value::I64(a), Value::I64(b)) => a == b,
             _ => false,
         }
     }
@@ -185,6 +217,7 @@ impl fmt::Debug for Value<'_> {
             Value::F32(x) => fmt::Debug::fmt(x, f),
             Value::Str(s) => fmt::Debug::fmt(s, f),
             Value::F32s(a) => fmt::Debug::fmt(a, f),
+            Value::I64(i) => fmt::Debug::fmt(i, f),
         }
     }
 }
@@ -200,6 +233,19 @@ impl From<f32> for Value<'_> {
         Value::F32(f)
     }
 }
+
+macro_rules! from_integer {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Value<'_> {
+            /// A [`Value::I64`]: the conversion is lossless.
+            fn from(i: $t) -> Self {
+                Value::I64(i64::from(i))
+            }
+        }
+    )*};
+}
+
+from_integer!(i8, i16, i32, i64, u8, u16, u32);
 
 impl<'a> From<&'a str> for Value<'a> {
     fn from(s: &'a str) -> Self {
@@ -306,7 +352,8 @@ impl<'a> Floats<'a> {
         match self.0 {
             Repr::Slice(s) => s.get(i).copied(),
             Repr::Bytes(b) => {
-                let c = b.get(i.checked_mul(4)?..i * 4 + 4)?;
+                let start = i.checked_mul(4)?;
+                let c = b.get(start..start.checked_add(4)?)?;
                 Some(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             }
         }
@@ -423,6 +470,8 @@ pub enum OwnedValue {
     String(String),
     /// An array of floats.
     F32s(Vec<f32>),
+    /// A 64-bit signed integer.
+    I64(i64),
 }
 
 impl OwnedValue {
@@ -438,6 +487,7 @@ impl OwnedValue {
             OwnedValue::F32(f) => Value::F32(*f),
             OwnedValue::String(s) => Value::Str(s),
             OwnedValue::F32s(a) => Value::from(a),
+            OwnedValue::I64(i) => Value::I64(*i),
         }
     }
 }
@@ -465,5 +515,20 @@ impl PartialEq<OwnedValue> for Value<'_> {
 impl From<Value<'_>> for OwnedValue {
     fn from(v: Value<'_>) -> Self {
         v.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_get_never_overflows() {
+        let bytes = [0u8; 8];
+        let a = Floats::from_le_bytes(&bytes);
+        assert_eq!(a.get(1), Some(0.0));
+        for i in [2, usize::MAX / 4, usize::MAX / 4 + 1, usize::MAX] {
+            assert_eq!(a.get(i), None, "{i}");
+        }
     }
 }
