@@ -7,7 +7,7 @@ use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use dod::data::{DataKey, DataStore, DataView, Value};
+use dod::data::{DataStore, DataView, PathKey, Value};
 
 use crate::bundle::Bundle;
 use crate::commands::Commands;
@@ -1073,7 +1073,7 @@ impl World {
         self.data.get(e)
     }
 
-    /// Sets one value of `e`'s per-entity data, creating the data if it has none. O(size of
+    /// Sets one value of `e`'s per-entity data, creating the data if it has none (`key` is a [`DataKey`](dod::DataKey) or a path, whose name is kept for `to_json`). O(size of
     /// the entity's data).
     ///
     /// # Errors
@@ -1086,10 +1086,10 @@ impl World {
     /// world.set_data(e, "name", "Gorm").unwrap();
     /// assert_eq!(world.data(e).unwrap().get_str("name"), Some("Gorm"));
     /// ```
-    pub fn set_data<'v>(
+    pub fn set_data<'p, 'v>(
         &mut self,
         e: Entity,
-        key: impl Into<DataKey>,
+        key: impl Into<PathKey<'p>>,
         value: impl Into<Value<'v>>,
     ) -> Result<(), NoSuchEntity> {
         self.flush();
