@@ -118,12 +118,6 @@ impl WorldBuilder {
         self
     }
 
-    /// The world.
-    ///
-    /// ```
-    /// let world = dod_world::World::builder().build();
-    /// assert!(world.is_empty());
-    /// ```
     /// Declares an owning group of the component types `G` (a tuple of 2 to 16 types): see
     /// [`World::group`].
     ///
