@@ -126,13 +126,6 @@ impl Components {
         }
     }
 
-    /// Whether entity `index` is packed in group `g`.
-    fn is_member(&self, g: usize, index: u32) -> bool {
-        let group = &self.groups[g];
-        let first = self.columns[group.owned[0].index()].any();
-        first.position_of(index).is_some_and(|p| p < group.len)
-    }
-
     /// Puts entity `index` into group `g` if it has every owned type and is not in yet.
     fn enter(&mut self, g: usize, index: u32) {
         let len = self.groups[g].len;
@@ -147,8 +140,10 @@ impl Components {
             }
         }
         for (k, &p) in positions.iter().enumerate().take(n) {
-            let id = self.groups[g].owned[k];
-            self.columns[id.index()].any_mut().swap_positions(p, len);
+            if p != len {
+                let id = self.groups[g].owned[k];
+                self.columns[id.index()].any_mut().swap_positions(p, len);
+            }
         }
         self.groups[g].len += 1;
     }
@@ -169,15 +164,23 @@ impl Components {
     }
 
     fn leave(&mut self, g: usize, index: u32) {
-        if !self.is_member(g, index) {
-            return;
-        }
-        let last = self.groups[g].len - 1;
-        for k in 0..self.groups[g].owned.len() {
+        let len = self.groups[g].len;
+        let n = self.groups[g].owned.len();
+        // A member sits below `len` in every owned storage; one lookup per storage finds
+        // both whether it is a member and where to swap from.
+        let mut positions = [0usize; MAX_OWNED];
+        for (k, p) in positions.iter_mut().enumerate().take(n) {
             let id = self.groups[g].owned[k];
-            let column = self.columns[id.index()].any_mut();
-            if let Some(p) = column.position_of(index) {
-                column.swap_positions(p, last);
+            match self.columns[id.index()].any().position_of(index) {
+                Some(at) if at < len => *p = at,
+                _ => return,
+            }
+        }
+        let last = len - 1;
+        for (k, &p) in positions.iter().enumerate().take(n) {
+            if p != last {
+                let id = self.groups[g].owned[k];
+                self.columns[id.index()].any_mut().swap_positions(p, last);
             }
         }
         self.groups[g].len = last;

@@ -63,9 +63,10 @@ impl ComponentId {
 }
 
 /// A value of the world's change counter: writes are stamped with it, and change filters
-/// compare stamps with the tick a query last ran at. Ticks wrap around; the world keeps every
-/// stamp within [`Tick::MAX_AGE`] of the present ([`World::maintain`](crate::World::maintain)
-/// clamps older ones), so comparisons stay right across the wrap.
+/// compare stamps with the tick a query last ran at. Ticks wrap around; the world clamps
+/// stamps older than [`Tick::MAX_AGE`] every 2²⁸ ticks (from
+/// [`World::maintain`](crate::World::maintain) and exclusive remembered query runs), so
+/// comparisons stay right across the wrap.
 ///
 /// ```
 /// let mut world = dod_world::World::new();
@@ -80,6 +81,12 @@ impl Tick {
     /// How far back a stamp can be told apart from older ones: 2³⁰ ticks. Older stamps are
     /// clamped to this age.
     pub const MAX_AGE: u32 = 1 << 30;
+
+    /// How far the counter moves between two clamps of every stamp: the world clamps when
+    /// [`World::maintain`](crate::World::maintain) or an exclusive remembered query run finds
+    /// the counter this far past the last clamp, so that clamping costs nothing most frames
+    /// and no stamp is ever more than `MAX_AGE` + 2 x `CLAMP_EVERY` (< 2³¹) ticks old.
+    pub(crate) const CLAMP_EVERY: u32 = Self::MAX_AGE / 4;
 
     /// The counter value.
     ///
@@ -297,8 +304,10 @@ impl<T: Component> Storage<T> {
             return self.tags.contains(index).then(tag_mut);
         }
         if let Some(t) = &mut self.ticks {
+            // One lookup for the stamp and the value.
             let p = self.set.get_index_of(index)?;
             t.changed[p] = now;
+            return self.set.values_mut().get_mut(p);
         }
         self.set.get_mut(index)
     }
@@ -368,8 +377,8 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn is_tracked(&self) -> bool;
     /// Moves a tag out of bits (for groups).
     fn leave_bits(&mut self);
-    /// Clamps every stamp to within [`Tick::MAX_AGE`] of `now`, and forgets the removed list.
-    fn maintain(&mut self, now: Tick);
+    /// Forgets the list of entities that lost a value.
+    fn forget_removed(&mut self);
     /// Clamps every stamp to within [`Tick::MAX_AGE`] of `now`.
     fn clamp(&mut self, now: Tick);
     /// The dense slice of entity indices (empty for a tag in bits).
@@ -459,8 +468,7 @@ impl<T: Component> AnyStorage for Storage<T> {
         Storage::leave_bits(self);
     }
 
-    fn maintain(&mut self, now: Tick) {
-        self.clamp(now);
+    fn forget_removed(&mut self) {
         if let Some(t) = &mut self.ticks {
             t.removed.clear();
         }

@@ -720,7 +720,7 @@ impl World {
     /// long way since they were last clamped, so that no stamp ages past [`Tick::MAX_AGE`].
     pub(crate) fn prepare_tracked_run(&mut self) {
         let now = *self.tick.get_mut();
-        if now.wrapping_sub(self.clamped_at) > Tick::MAX_AGE / 2 {
+        if now.wrapping_sub(self.clamped_at) >= Tick::CLAMP_EVERY {
             self.clamp_stamps();
         }
     }
@@ -733,11 +733,13 @@ impl World {
         self.clamped_at = now.0;
     }
 
-    /// Sets the change counter; for tests of the wrap-around.
+    /// Sets the change counter as if it had moved there through frames: the stamps are
+    /// clamped when the counter is [`Tick::CLAMP_EVERY`] or more past the last clamp, as
+    /// [`maintain`](World::maintain) does. For tests of the wrap-around.
     #[doc(hidden)]
     pub fn set_change_tick(&mut self, tick: u32) {
         *self.tick.get_mut() = tick;
-        self.clamp_stamps();
+        self.prepare_tracked_run();
     }
 
     /// Starts tracking changes of `T`: every value gets an "added" and a "changed" stamp (the
@@ -794,10 +796,11 @@ impl World {
             .map_or(&[], |t| &t.removed)
     }
 
-    /// The frame boundary: forgets the lists of removed entities, and clamps every change
-    /// stamp older than [`Tick::MAX_AGE`] so that comparisons stay right when the counter
-    /// wraps (call it at least once per 2³⁰ remembered query runs; once a frame is plenty).
-    /// O(tracked values).
+    /// The frame boundary: forgets the lists of removed entities and moves the change counter
+    /// on. Every 2²⁸ ticks it also clamps the change stamps older than [`Tick::MAX_AGE`], so
+    /// that comparisons stay right when the counter wraps: call it at least once per 2²⁸
+    /// remembered query runs on a shared world (once a frame is plenty). O(component types);
+    /// O(tracked values) on the rare call that clamps.
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -809,12 +812,12 @@ impl World {
     /// ```
     pub fn maintain(&mut self) {
         self.flush();
-        *self.tick.get_mut() += 1;
-        let now = self.change_tick();
+        let tick = self.tick.get_mut();
+        *tick = tick.wrapping_add(1);
         for column in &mut self.components.columns {
-            column.any_mut().maintain(now);
+            column.any_mut().forget_removed();
         }
-        self.clamped_at = now.0;
+        self.prepare_tracked_run();
     }
 
     /// Calls `hook` with the entity and the value every time an entity gets a `T` (spawn,

@@ -412,3 +412,33 @@ fn a_load_keeps_hooks_tracking_and_groups() {
     loaded.spawn((P(0.0),));
     assert_eq!(*inserted.lock().unwrap(), 1, "the hook is still there");
 }
+
+#[test]
+fn maintain_clamps_old_stamps_before_the_counter_wraps() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(0.0),));
+    let b = world.spawn((Pos(0.0),));
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    assert_eq!(changed.query(&mut world).count(), 2);
+    // Frames far apart, each jump short of a clamp on its own: only `maintain` sees that
+    // the counter has gone far enough. Five times around the 32-bit counter.
+    let step = dod_world::Tick::MAX_AGE / 4 - 1;
+    for round in 0..80u32 {
+        let now = world.change_tick().get();
+        world.set_change_tick(now.wrapping_add(step));
+        world.maintain();
+        if round % 7 == 3 {
+            world.get_mut::<Pos>(b).unwrap().0 += 1.0;
+            let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+            assert_eq!(got, [b], "round {round}: only the written value is new");
+        } else {
+            let seen = changed.query(&mut world).count();
+            let tick = world.change_tick().get();
+            assert_eq!(
+                seen, 0,
+                "round {round}: {a:?}'s old stamp looked new at {tick}"
+            );
+        }
+    }
+}
