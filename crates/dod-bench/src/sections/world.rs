@@ -306,15 +306,33 @@ fn frag_world<C: Contender>(per_type: usize) -> C {
 }
 
 /// dod-world: batch spawn, `query().for_each`, `par_for_each`, a `view_mut` to insert and
-/// remove one type (as shipyard's and specs' views), `spawn` / `despawn`.
-struct DodWorld(dod_world::World);
+/// remove one type (as shipyard's and specs' views), `spawn` / `despawn`. With `GROUPED`, the
+/// world owns two groups: `(Position, Velocity)` for the movement query and `(Held, Added)`
+/// for add_remove.
+struct DodWorld<const GROUPED: bool = false>(dod_world::World);
 
-impl Contender for DodWorld {
-    const NAME: &'static str = "dod_world::World";
+/// The dod-world row with owning groups.
+type DodGrouped = DodWorld<true>;
+
+impl<const GROUPED: bool> Contender for DodWorld<GROUPED> {
+    const NAME: &'static str = if GROUPED {
+        "dod_world::World (grouped)"
+    } else {
+        "dod_world::World"
+    };
     type Entity = dod_world::Entity;
 
     fn new() -> Self {
-        DodWorld(dod_world::World::new())
+        if GROUPED {
+            DodWorld(
+                dod_world::World::builder()
+                    .group::<(Position, Velocity)>()
+                    .group::<(Held, Added)>()
+                    .build(),
+            )
+        } else {
+            DodWorld(dod_world::World::new())
+        }
     }
     fn spawn_simple(&mut self, n: usize) {
         drop(self.0.spawn_batch((0..n).map(|_| simple_bundle())));
@@ -453,7 +471,7 @@ impl Contender for Hecs {
 }
 
 /// The query states bevy's docs keep between runs (a system keeps them for you).
-type BevyQuery<D> = bevy_ecs::query::QueryState<D>;
+type BevyQuery<D, F = ()> = bevy_ecs::query::QueryState<D, F>;
 
 /// bevy_ecs: `spawn_batch`, cached `QueryState`s, `par_iter_mut` on the compute task pool,
 /// `entity_mut().insert` / `remove` with `Added` in a sparse set, `spawn` / `despawn`.
@@ -1036,11 +1054,11 @@ fn measure(plan: &Plan, w: Workload) -> Vec<f64> {
 
 /// `dod_world::World`'s value in column `col` over the best peer's, if both were measured.
 fn ratio_to_best_peer(t: &Table, col: usize) -> Option<(f64, &str)> {
-    let dod = t.rows.iter().find(|r| r.name == DodWorld::NAME)?.cells[col]?;
+    let dod = t.rows.iter().find(|r| r.name == <DodWorld>::NAME)?.cells[col]?;
     let (best, name) = t
         .rows
         .iter()
-        .filter(|r| r.name != DodWorld::NAME)
+        .filter(|r| r.name != <DodWorld>::NAME)
         .filter_map(|r| Some((r.cells[col]?, r.name.as_str())))
         .min_by(|a, b| a.0.total_cmp(&b.0))?;
     Some((dod / best, name))
@@ -1142,6 +1160,402 @@ fn churn_table(plan: &Plan) -> Table {
     t
 }
 
+/// The rows of the groups table: dod-world with and without owning groups, and the two
+/// archetype ECSs a group is meant to match.
+const GROUP_ROWS: [Row; 4] = [
+    row::<DodGrouped>(),
+    row::<DodWorld>(),
+    row::<Hecs>(),
+    row::<Bevy>(),
+];
+
+/// Each of `rows`' median sample of `w`, per entity, in ns.
+fn measure_rows(plan: &Plan, rows: &[Row], w: Workload) -> Vec<f64> {
+    let mut samplers: Vec<Sampler<'_>> = rows.iter().map(|r| (r.sampler)(w, plan)).collect();
+    let medians = interleaved(plan.samples(w), &mut samplers);
+    drop(samplers);
+    medians
+        .into_iter()
+        .map(|d| per_elem(d, plan.per_sample(w)))
+        .collect()
+}
+
+/// "`label`: `a` / `b` = r (target <= limit: met)", or "not measured".
+fn ratio_verdict(t: &Table, col: &str, a: &str, b: &str, limit: Option<f64>) -> String {
+    match (t.ratio(a, b, col), limit) {
+        (Some(r), Some(limit)) => format!(
+            "{col}: {a} / {b} = {r:.2}x (target <= {limit:.1}x: {})",
+            if r <= limit { "met" } else { "not met" }
+        ),
+        (Some(r), None) => format!("{col}: {a} / {b} = {r:.2}x (measured, no target)"),
+        (None, _) => format!("{col}: {a} / {b}: not measured"),
+    }
+}
+
+/// The faster of hecs and bevy_ecs in column `col`: the best archetype ECS.
+fn best_archetype(t: &Table, col: &str) -> &'static str {
+    let hecs = t.get(Hecs::NAME, col).unwrap_or(f64::INFINITY);
+    let bevy = t.get(Bevy::NAME, col).unwrap_or(f64::INFINITY);
+    if hecs <= bevy {
+        Hecs::NAME
+    } else {
+        Bevy::NAME
+    }
+}
+
+fn groups_table(plan: &Plan) -> Table {
+    let ws = [Workload::SimpleIter, Workload::AddRemove];
+    let cols: Vec<&str> = ws.iter().map(|w| w.name()).collect();
+    let mut t = Table::new(
+        "world",
+        "world: owning groups against archetypes",
+        "ns per entity (median)",
+    )
+    .columns(&cols);
+    let per_column: Vec<Vec<f64>> = ws
+        .iter()
+        .map(|&w| {
+            progress(format!("world: {} with groups", w.name()));
+            measure_rows(plan, &GROUP_ROWS, w)
+        })
+        .collect();
+    for (i, r) in GROUP_ROWS.iter().enumerate() {
+        t.row(r.name, per_column.iter().map(|c| Some(c[i])).collect());
+    }
+    let (g, u) = (DodGrouped::NAME, <DodWorld>::NAME);
+    let iter = Workload::SimpleIter.name();
+    let add = Workload::AddRemove.name();
+    t.note(ratio_verdict(
+        &t,
+        iter,
+        g,
+        best_archetype(&t, iter),
+        Some(1.1),
+    ));
+    t.note(ratio_verdict(&t, iter, u, best_archetype(&t, iter), None));
+    t.note(ratio_verdict(&t, add, g, u, Some(1.5)));
+    t.note(ratio_verdict(
+        &t,
+        add,
+        g,
+        best_archetype(&t, add),
+        Some(1.0),
+    ));
+    t.note(
+        "The grouped world owns (Position, Velocity) and (Held, Added): simple_iter's query \
+         walks the group's packed prefix in lockstep; add_remove's Added joins and leaves the \
+         group with one swap per owned storage. The workloads are the suite table's; every row \
+         of this table is timed in turns again, in this table's own rounds.",
+    );
+    t
+}
+
+/// The change-tracking workload: `n` entities with a `Position` (tracked) and a `Velocity`;
+/// each frame writes the position of 1 % of them, picked at random, then a `Changed<Position>`
+/// query reads what changed, then the frame ends.
+struct TrackPlan {
+    n: usize,
+    /// Per frame, distinct entity positions (in spawn order) to write.
+    picks: Vec<Vec<u32>>,
+    /// Samples per cell.
+    samples: usize,
+}
+
+impl TrackPlan {
+    fn new(cfg: &Config, plan: &Plan) -> TrackPlan {
+        let n = plan.churn;
+        let per_frame = (n / 100).max(1);
+        let samples = plan.samples(Workload::Churn);
+        let mut rng = cfg.rng("world tracking");
+        let mut taken = vec![false; n];
+        let picks = (0..samples + 1)
+            .map(|_| {
+                let mut p = Vec::with_capacity(per_frame);
+                while p.len() < per_frame {
+                    let i = rng.below(n);
+                    if !std::mem::replace(&mut taken[i], true) {
+                        p.push(i as u32);
+                    }
+                }
+                for &i in &p {
+                    taken[i as usize] = false;
+                }
+                p
+            })
+            .collect();
+        TrackPlan { n, picks, samples }
+    }
+}
+
+/// An ECS with change detection: the steps of the tracking workload.
+trait Tracker: Sized {
+    /// `n` entities with a position and a velocity; `tracked`: whether `Position` changes are
+    /// tracked (bevy always tracks). The spawns are already seen by the changed query.
+    fn new(n: usize, tracked: bool) -> Self;
+    /// Writes the positions of the entities at `picks`.
+    fn write(&mut self, picks: &[u32]);
+    /// The `Changed<Position>` query: the number of positions changed since its last run.
+    fn changed(&mut self) -> usize;
+    /// The frame boundary.
+    fn end_frame(&mut self);
+    /// `position += velocity` over every entity.
+    fn iterate(&mut self);
+}
+
+struct DodTracker {
+    world: dod_world::World,
+    es: Vec<dod_world::Entity>,
+    changed: dod_world::QueryState<&'static Position, dod_world::Changed<Position>>,
+}
+
+impl Tracker for DodTracker {
+    fn new(n: usize, tracked: bool) -> Self {
+        let mut world = dod_world::World::new();
+        if tracked {
+            world.track::<Position>();
+        }
+        let es = world
+            .spawn_batch((0..n).map(|i| (mover(i).0, mover(i).2)))
+            .collect();
+        let mut t = DodTracker {
+            world,
+            es,
+            changed: dod_world::QueryState::new(),
+        };
+        if tracked {
+            t.changed();
+        }
+        t.end_frame();
+        t
+    }
+    fn write(&mut self, picks: &[u32]) {
+        for &i in picks {
+            if let Some(p) = self.world.get_mut::<Position>(self.es[i as usize]) {
+                p.0[0] += 1.0;
+            }
+        }
+    }
+    fn changed(&mut self) -> usize {
+        let mut n = 0;
+        self.changed
+            .query(&mut self.world)
+            .for_each(|p| n += usize::from(p.0[0] > f32::MIN));
+        n
+    }
+    fn end_frame(&mut self) {
+        self.world.maintain();
+    }
+    fn iterate(&mut self) {
+        self.world
+            .query::<(&mut Position, &Velocity)>()
+            .for_each(|(p, v)| step(p, v));
+    }
+}
+
+struct BevyTracker {
+    world: bevy_ecs::world::World,
+    es: Vec<bevy_ecs::entity::Entity>,
+    changed: BevyQuery<&'static Position, bevy_ecs::query::Changed<Position>>,
+    moves: BevyQuery<(&'static mut Position, &'static Velocity)>,
+}
+
+impl Tracker for BevyTracker {
+    fn new(n: usize, _tracked: bool) -> Self {
+        let mut world = bevy_ecs::world::World::new();
+        let es = world
+            .spawn_batch((0..n).map(|i| (mover(i).0, mover(i).2)))
+            .collect();
+        let changed = world.query_filtered();
+        let moves = world.query();
+        let mut t = BevyTracker {
+            world,
+            es,
+            changed,
+            moves,
+        };
+        t.changed();
+        t.end_frame();
+        t
+    }
+    fn write(&mut self, picks: &[u32]) {
+        for &i in picks {
+            if let Some(mut p) = self.world.get_mut::<Position>(self.es[i as usize]) {
+                p.0[0] += 1.0;
+            }
+        }
+    }
+    fn changed(&mut self) -> usize {
+        let mut n = 0;
+        self.changed
+            .iter(&self.world)
+            .for_each(|p| n += usize::from(p.0[0] > f32::MIN));
+        n
+    }
+    fn end_frame(&mut self) {
+        self.world.clear_trackers();
+    }
+    fn iterate(&mut self) {
+        self.moves
+            .iter_mut(&mut self.world)
+            .for_each(|(mut p, v)| step(&mut p, v));
+    }
+}
+
+/// The columns of the tracking table.
+#[derive(Clone, Copy, PartialEq)]
+enum TrackStep {
+    Write,
+    Changed,
+    EndFrame,
+    Iterate,
+}
+
+impl TrackStep {
+    const ALL: [TrackStep; 4] = [
+        TrackStep::Write,
+        TrackStep::Changed,
+        TrackStep::EndFrame,
+        TrackStep::Iterate,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            TrackStep::Write => "write 1%",
+            TrackStep::Changed => "Changed query",
+            TrackStep::EndFrame => "frame end",
+            TrackStep::Iterate => "iterate",
+        }
+    }
+}
+
+/// `X`'s sampler of `step`: each call runs one frame (writes, the changed query, the frame
+/// end) and times `step` alone; `Iterate` times one movement pass instead.
+fn track_sampler<'p, X: Tracker + 'static>(
+    step: TrackStep,
+    tp: &'p TrackPlan,
+    tracked: bool,
+) -> Sampler<'p> {
+    let mut x = X::new(tp.n, tracked);
+    let mut frames = tp.picks.iter().cycle();
+    Box::new(move || {
+        let picks = frames.next().expect("a cycle never ends");
+        if step == TrackStep::Iterate {
+            let d = time(|| x.iterate()).0;
+            black_box(&mut x);
+            return d;
+        }
+        let mut d = Duration::ZERO;
+        let mut timed = |this: TrackStep, f: &mut dyn FnMut()| {
+            if this == step {
+                d = time(f).0;
+            } else {
+                f();
+            }
+        };
+        timed(TrackStep::Write, &mut || x.write(picks));
+        let mut seen = 0;
+        if tracked {
+            timed(TrackStep::Changed, &mut || seen = x.changed());
+            assert_eq!(
+                seen,
+                picks.len(),
+                "the changed query sees the frame's writes"
+            );
+        }
+        timed(TrackStep::EndFrame, &mut || x.end_frame());
+        black_box(&mut x);
+        d
+    })
+}
+
+/// A row of the tracking table: its name, the steps it is measured on, and their samplers.
+struct TrackRow {
+    name: &'static str,
+    steps: &'static [TrackStep],
+    sampler: for<'p> fn(TrackStep, &'p TrackPlan) -> Sampler<'p>,
+}
+
+const TRACKED: &str = "dod_world::World (Position tracked)";
+const UNTRACKED: &str = "dod_world::World (untracked)";
+
+const TRACK_ROWS: [TrackRow; 3] = [
+    TrackRow {
+        name: TRACKED,
+        steps: &TrackStep::ALL,
+        sampler: |s, tp| track_sampler::<DodTracker>(s, tp, true),
+    },
+    TrackRow {
+        name: Bevy::NAME,
+        steps: &TrackStep::ALL,
+        sampler: |s, tp| track_sampler::<BevyTracker>(s, tp, true),
+    },
+    TrackRow {
+        name: UNTRACKED,
+        steps: &[TrackStep::Write, TrackStep::EndFrame, TrackStep::Iterate],
+        sampler: |s, tp| track_sampler::<DodTracker>(s, tp, false),
+    },
+];
+
+fn tracking_table(cfg: &Config, plan: &Plan) -> Table {
+    let tp = TrackPlan::new(cfg, plan);
+    let cols: Vec<&str> = TrackStep::ALL.iter().map(|s| s.name()).collect();
+    let mut t = Table::new(
+        "world",
+        format!(
+            "world: change tracking, {} entities, {} positions written per frame",
+            tp.n,
+            tp.picks[0].len()
+        ),
+        "µs per frame (median)",
+    )
+    .columns(&cols);
+    let mut cells = vec![vec![None; cols.len()]; TRACK_ROWS.len()];
+    for (c, &step) in TrackStep::ALL.iter().enumerate() {
+        progress(format!("world: tracking, {}", step.name()));
+        let rows: Vec<usize> = (0..TRACK_ROWS.len())
+            .filter(|&r| TRACK_ROWS[r].steps.contains(&step))
+            .collect();
+        let mut samplers: Vec<Sampler<'_>> = rows
+            .iter()
+            .map(|&r| (TRACK_ROWS[r].sampler)(step, &tp))
+            .collect();
+        let medians = interleaved(tp.samples, &mut samplers);
+        drop(samplers);
+        for (&r, d) in rows.iter().zip(medians) {
+            cells[r][c] = Some(d.as_secs_f64() * 1e6);
+        }
+    }
+    for (r, row) in TRACK_ROWS.iter().zip(cells) {
+        t.row(r.name, row);
+    }
+    t.note(ratio_verdict(
+        &t,
+        TrackStep::Changed.name(),
+        TRACKED,
+        Bevy::NAME,
+        Some(1.0),
+    ));
+    t.note(ratio_verdict(
+        &t,
+        TrackStep::Iterate.name(),
+        TRACKED,
+        UNTRACKED,
+        Some(1.2),
+    ));
+    t.note(format!(
+        "Each frame writes the positions of {} entities picked at random (the same for every \
+         row) through get_mut, runs a Changed<Position> query kept between frames (a \
+         QueryState in both crates) that must see exactly those, and ends the frame \
+         (dod_world: maintain, which also forgets the removed lists; bevy_ecs: clear_trackers). \
+         Each column times one of those steps; iterate times one position += velocity pass \
+         over every entity (a &mut Position marks every value changed in both crates). \
+         Each cell: the median of {} samples, the rows timed in turns.",
+        tp.picks[0].len(),
+        tp.samples
+    ));
+    t
+}
+
 fn memory_table(plan: &Plan) -> Table {
     progress("world: memory");
     let n = plan.simple;
@@ -1177,13 +1591,19 @@ fn memory_table(plan: &Plan) -> Table {
 fn run(cfg: &Config) -> Vec<Table> {
     let plan = Plan::new(cfg);
     let memory = memory_table(&plan);
-    vec![suite_table(&plan), churn_table(&plan), memory]
+    vec![
+        suite_table(&plan),
+        groups_table(&plan),
+        churn_table(&plan),
+        tracking_table(cfg, &plan),
+        memory,
+    ]
 }
 
 /// The section.
 pub const SECTION: super::Section = super::Section {
     name: "world",
-    about: "dod_world::World vs hecs, bevy_ecs, shipyard, sparsey, specs: the ECS bench suite, a frame with churn, bytes per entity",
+    about: "dod_world::World vs hecs, bevy_ecs, shipyard, sparsey, specs: the ECS bench suite, owning groups, a frame with churn, change tracking, bytes per entity",
     run,
 };
 
@@ -1272,6 +1692,7 @@ mod tests {
         assert_eq!((want[3].added, want[4].added), (40, 30));
         assert_eq!(want[5].positions, 500);
         let others = [
+            (DodGrouped::NAME, census_of::<DodGrouped>(&plan)),
             (Hecs::NAME, census_of::<Hecs>(&plan)),
             (Bevy::NAME, census_of::<Bevy>(&plan)),
             (Shipyard::NAME, census_of::<Shipyard>(&plan)),
