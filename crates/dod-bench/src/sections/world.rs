@@ -1707,6 +1707,44 @@ mod tests {
     }
 
     #[test]
+    fn both_trackers_see_exactly_the_written_positions() {
+        let cfg = Config {
+            n: Some(2000),
+            quick: true,
+            reps: 2,
+            seed: 5,
+        };
+        let plan = Plan::new(&cfg);
+        let tp = TrackPlan::new(&cfg, &plan);
+        let mut dod = DodTracker::new(tp.n, true);
+        let mut bevy = BevyTracker::new(tp.n, true);
+        for picks in &tp.picks {
+            let mut distinct = picks.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(distinct.len(), tp.n / 100, "distinct picks, 1 %");
+            dod.write(picks);
+            bevy.write(picks);
+            assert_eq!(dod.changed(), picks.len());
+            assert_eq!(bevy.changed(), picks.len());
+            dod.end_frame();
+            bevy.end_frame();
+            assert_eq!(
+                (dod.changed(), bevy.changed()),
+                (0, 0),
+                "nothing new after a frame"
+            );
+        }
+        dod.iterate();
+        bevy.iterate();
+        assert_eq!(
+            (dod.changed(), bevy.changed()),
+            (tp.n, tp.n),
+            "&mut marks every value"
+        );
+    }
+
+    #[test]
     fn churn_picks_stay_in_range() {
         let cfg = Config {
             n: Some(1000),
