@@ -99,5 +99,5 @@ pub mod __private {
 }
 
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
