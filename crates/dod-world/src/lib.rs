@@ -88,3 +88,7 @@ pub use query::{
 pub use storage::{Component, ComponentId, Tick};
 pub use view::ViewMut;
 pub use world::{EntityMut, EntityRef, Shared, SpawnBatch, World, WorldBuilder, DEFAULT_MIN_FREE};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

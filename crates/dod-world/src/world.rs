@@ -1070,8 +1070,9 @@ impl World {
         self.data.get(e)
     }
 
-    /// Sets one value of `e`'s per-entity data, creating the data if it has none (`key` is a [`DataKey`](dod::DataKey) or a path, whose name is kept for `to_json`). O(size of
-    /// the entity's data).
+    /// Sets one value of `e`'s per-entity data, creating the data if it has none (`key` is a
+    /// [`DataKey`](dod::DataKey) or a path, whose name is kept for `to_json`). O(size of the
+    /// entity's data).
     ///
     /// # Errors
     ///

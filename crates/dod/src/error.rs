@@ -15,7 +15,9 @@ pub enum InsertErrorKind {
     StaleKey,
     /// The key has the slot's generation but another type id: a key of another container.
     ForeignKey,
-    /// The key has bit 31 of its tag set, which no container hands out (a forged bit pattern).
+    /// The key is a bit pattern no container hands out (a forged one): bit 31 of its tag set,
+    /// generation 0, or (in a [`DataStore`](crate::DataStore)) an index its key type cannot
+    /// address.
     MalformedKey,
     /// The index is above the container's [`max_index`](crate::SparseSet::max_index).
     IndexAboveMax {
@@ -41,7 +43,7 @@ impl fmt::Display for InsertErrorKind {
                 f.write_str("foreign key: its slot holds an entry of another type id")
             }
             InsertErrorKind::MalformedKey => {
-                f.write_str("malformed key: bit 31 of its tag is set, which no container hands out")
+                f.write_str("malformed key: a bit pattern no container hands out")
             }
             InsertErrorKind::IndexAboveMax { index, max } => {
                 write!(f, "index {index} is above the container's max_index {max}")

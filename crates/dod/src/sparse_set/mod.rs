@@ -61,7 +61,7 @@
 //! | a key with a newer generation, or any key when the entry was inserted by a `u32` | nothing | replaces the dead entity's entry, value and tag, in place |
 //! | a key with an older generation (stale) | nothing | refused: [`StaleKey`](crate::InsertErrorKind::StaleKey) |
 //! | a key of the same generation and another type id (foreign) | nothing | refused: [`ForeignKey`](crate::InsertErrorKind::ForeignKey) |
-//! | a malformed key (bit 31 of its tag set) | nothing | refused: [`MalformedKey`](crate::InsertErrorKind::MalformedKey) |
+//! | a malformed key (bit 31 of its tag set, or generation 0) | nothing | refused: [`MalformedKey`](crate::InsertErrorKind::MalformedKey) |
 //!
 //! For an index the set does not hold, a `u32` inserts with no tag and a well-formed key
 //! inserts with its tag (a set keeps nothing of removed entries, so it cannot tell a stale key
@@ -221,9 +221,13 @@ impl<K: Key> SparseKey for K {
     fn sparse_index(self) -> u32 {
         self.index()
     }
+    /// The key's tag; a tag of generation 0 (a forged bit pattern, such as a `Handle` cast
+    /// from bytes) comes back with bit 31 set, so that the set refuses it as malformed instead
+    /// of reading it as the tag 0 of a plain index, or storing a tag its loader refuses.
     #[inline]
     fn sparse_tag(self) -> Option<u32> {
-        Some(self.tag())
+        let t = self.tag();
+        Some(if t as u16 == 0 { t | Tag::VACANT } else { t })
     }
 }
 
@@ -896,8 +900,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
                 entry.type_id()
             ),
             InsertErrorKind::MalformedKey => panic!(
-                "SparseSet::insert: malformed key for index {index}: bit 31 of its tag is set, \
-                 which no key has (try_insert refuses it and gives the value back)"
+                "SparseSet::insert: malformed key for index {index}: bit 31 of its tag is set \
+                 or its generation is 0, which no key has (try_insert refuses it and gives the \
+                 value back)"
             ),
             InsertErrorKind::Full => panic!(
                 "SparseSet::insert: the dense arrays hold u32::MAX - 1 entries, the most a set \
@@ -1196,7 +1201,10 @@ fn missing<E: SparseKey>(e: E) -> ! {
     let i = e.sparse_index();
     match e.sparse_tag().map(Tag::from_bits) {
         Some(t) if t.is_vacant() => {
-            panic!("SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set)")
+            panic!(
+                "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, or \
+                 generation 0)"
+            )
         }
         Some(t) if t.type_id() != 0 => panic!(
             "SparseSet: no value for entity {i} at generation {}, type id {} (absent, stale or \
