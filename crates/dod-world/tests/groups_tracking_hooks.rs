@@ -412,3 +412,32 @@ fn a_load_keeps_hooks_tracking_and_groups() {
     loaded.spawn((P(0.0),));
     assert_eq!(*inserted.lock().unwrap(), 1, "the hook is still there");
 }
+
+// --- found by the world model test ---------------------------------------------------------
+
+/// Panics in `Drop` when armed.
+struct Armed(bool);
+impl Drop for Armed {
+    fn drop(&mut self) {
+        if self.0 && !std::thread::panicking() {
+            panic!("armed value dropped");
+        }
+    }
+}
+
+fn quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+}
+
+#[test]
+fn an_insert_whose_replaced_value_panics_still_packs_the_group() {
+    let mut world = World::builder().group::<(Pos, Armed)>().build();
+    let e = world.spawn((Armed(true),));
+    // `Pos` goes in, then the armed value is replaced and its drop panics: `e` now has both
+    // types and must be in the group's prefix.
+    assert!(quietly(|| world.insert(e, (Pos(1.0), Armed(false)))).is_err());
+    assert!(world.has::<Pos>(e) && world.has::<Armed>(e));
+    world.assert_invariants();
+    assert_eq!(world.group_len::<Pos>(), Some(1));
+    assert_eq!(world.query::<(Entity, &Pos, &Armed)>().iter().count(), 1);
+}
