@@ -441,3 +441,14 @@ fn an_insert_whose_replaced_value_panics_still_packs_the_group() {
     assert_eq!(world.group_len::<Pos>(), Some(1));
     assert_eq!(world.query::<(Entity, &Pos, &Armed)>().iter().count(), 1);
 }
+
+#[test]
+fn clear_drops_every_tracked_value_when_one_drop_panics() {
+    let mut world = World::new();
+    world.track::<Armed>();
+    let es: Vec<Entity> = (0..5).map(|i| world.spawn((Armed(i == 1),))).collect();
+    assert!(quietly(|| world.clear()).is_err());
+    world.assert_invariants();
+    assert_eq!(world.count::<Armed>(), 0, "no value of a dead entity is left");
+    assert_eq!(world.removed::<Armed>().len(), es.len());
+}
