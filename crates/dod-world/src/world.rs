@@ -843,7 +843,8 @@ impl World {
     /// ```
     pub fn maintain(&mut self) {
         self.flush();
-        *self.tick.get_mut() += 1;
+        let tick = self.tick.get_mut();
+        *tick = tick.wrapping_add(1);
         let now = self.change_tick();
         for column in &mut self.components.columns {
             column.any_mut().maintain(now);

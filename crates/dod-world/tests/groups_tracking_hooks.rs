@@ -452,3 +452,11 @@ fn clear_drops_every_tracked_value_when_one_drop_panics() {
     assert_eq!(world.count::<Armed>(), 0, "no value of a dead entity is left");
     assert_eq!(world.removed::<Armed>().len(), es.len());
 }
+
+#[test]
+fn maintain_moves_the_counter_across_the_wrap() {
+    let mut world = World::new();
+    world.set_change_tick(u32::MAX);
+    world.maintain();
+    assert_eq!(world.change_tick().get(), 0);
+}
