@@ -460,3 +460,24 @@ fn maintain_moves_the_counter_across_the_wrap() {
     world.maintain();
     assert_eq!(world.change_tick().get(), 0);
 }
+
+#[test]
+fn a_state_that_never_ran_sees_every_value_after_a_long_jump_or_the_wrap() {
+    for jump_to in [3u32 << 30, u32::MAX - 2] {
+        let mut world = World::new();
+        world.track::<Pos>();
+        let a = world.spawn((Pos(0.0),));
+        world.set_change_tick(jump_to); // old stamps are clamped
+        let mut fresh = QueryState::<Entity, (Added<Pos>, Changed<Pos>)>::new();
+        if jump_to > u32::MAX - 8 {
+            // Past the wrap: the counter is small again, the stamps are not.
+            for _ in 0..8 {
+                world.maintain();
+            }
+            assert!(world.change_tick().get() < 8);
+        }
+        let got: Vec<Entity> = fresh.query(&mut world).iter().collect();
+        assert_eq!(got, [a], "first run after tick {jump_to}");
+        assert_eq!(fresh.query(&mut world).count(), 0);
+    }
+}
