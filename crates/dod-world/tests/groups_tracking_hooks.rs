@@ -449,7 +449,11 @@ fn clear_drops_every_tracked_value_when_one_drop_panics() {
     let es: Vec<Entity> = (0..5).map(|i| world.spawn((Armed(i == 1),))).collect();
     assert!(quietly(|| world.clear()).is_err());
     world.assert_invariants();
-    assert_eq!(world.count::<Armed>(), 0, "no value of a dead entity is left");
+    assert_eq!(
+        world.count::<Armed>(),
+        0,
+        "no value of a dead entity is left"
+    );
     assert_eq!(world.removed::<Armed>().len(), es.len());
 }
 
@@ -480,4 +484,21 @@ fn a_state_that_never_ran_sees_every_value_after_a_long_jump_or_the_wrap() {
         assert_eq!(got, [a], "first run after tick {jump_to}");
         assert_eq!(fresh.query(&mut world).count(), 0);
     }
+}
+
+#[test]
+fn a_query_marks_only_the_entities_it_visits() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(0.0), Vel(1.0)));
+    let b = world.spawn((Pos(0.0),)); // no `Vel`: not visited by `(&mut Pos, &Vel)`
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    changed.query(&mut world).count();
+    // Exclusive and shared forms, both drivers: `Pos` is fetched before `Vel` is found
+    // missing.
+    assert_eq!(world.query::<(&mut Pos, &Vel)>().count(), 1);
+    assert_eq!(world.share().query::<(&mut Pos, &Vel)>().count(), 1);
+    assert!(world.query::<(&mut Pos, &Vel)>().get(b).is_none());
+    let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+    assert_eq!(got, [a]);
 }
