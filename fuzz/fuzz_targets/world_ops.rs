@@ -1,7 +1,8 @@
 //! Random programs against a `World` and the naive model of the world's model test
 //! (`crates/dod-world/tests/world_model.rs`, included below): the same operations and the same
-//! checks after every step, read from fuzz bytes instead of proptest; and arbitrary bytes
-//! loaded as a saved world (an error, or a valid world that works).
+//! checks after every step, read from fuzz bytes instead of proptest, on a world set up with
+//! owning groups, tracked types and hooks as a byte of the input says (`world_model::Setup`);
+//! and arbitrary bytes loaded as a saved world (an error, or a valid world that works).
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -11,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 #[path = "../../crates/dod-world/tests/world_model.rs"]
 mod world_model;
 
-use world_model::{Bun, Cmd, Kind, Op, Target, KINDS};
+use world_model::{Bun, Cmd, Kind, Op, Setup, Target, KINDS};
 
 /// The most steps a program runs, so that every input stays quick.
 const MAX_OPS: usize = 160;
@@ -54,6 +55,14 @@ enum FOp {
     PanicDrop(FTarget, u8, FBun),
     PanicQuery(u8, u8),
     PanicBatch(u8, Vec<u32>, u8, bool),
+    Group(u8),
+    Track(u8),
+    RunState(u8, u8, FTarget),
+    ResetState(u8),
+    Maintain,
+    SetTick(u32),
+    SortGroup(u8, bool),
+    SliceWrite(u8),
 }
 
 fn target(t: FTarget) -> Target {
@@ -117,14 +126,28 @@ fn op(o: FOp) -> Op {
                 walk,
             }
         }
+        FOp::Group(n) => Op::Group(n),
+        FOp::Track(k) => Op::Track(kind(k)),
+        FOp::RunState(which, form, t) => Op::RunState {
+            which,
+            form,
+            target: target(t),
+        },
+        FOp::ResetState(n) => Op::ResetState(n),
+        FOp::Maintain => Op::Maintain,
+        FOp::SetTick(v) => Op::SetTick(v),
+        FOp::SortGroup(n, up) => Op::SortGroup(n, up),
+        FOp::SliceWrite(n) => Op::SliceWrite(n),
     }
 }
 
 fuzz_target!(|data: &[u8]| {
     match data.split_first() {
         // The rest of the input is a saved world, as text.
-        Some((0, bytes)) => world_model::run(0, &[Op::LoadBytes(bytes.to_vec())]),
+        Some((0, bytes)) => world_model::run(0, Setup(0), &[Op::LoadBytes(bytes.to_vec())]),
         Some((&min_free, rest)) => {
+            // The next byte sets the world up: groups, tracked types, hooks, the counter.
+            let (setup, rest) = rest.split_first().map_or((0, rest), |(&s, r)| (s, r));
             let mut u = Unstructured::new(rest);
             let mut ops = Vec::new();
             while ops.len() < MAX_OPS {
@@ -136,7 +159,7 @@ fuzz_target!(|data: &[u8]| {
                     break;
                 }
             }
-            world_model::run(u32::from(min_free % 3), &ops);
+            world_model::run(u32::from(min_free % 3), Setup(setup), &ops);
         }
         None => {}
     }

@@ -19,6 +19,7 @@ use core::mem;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use dod::{BitSet, SparseSet};
 
@@ -404,10 +405,19 @@ impl<T: Component> AnyStorage for Storage<T> {
     fn clear(&mut self, entities: &crate::Entities, ctx: &mut Ctx<'_>) {
         let tracked = self.ticks.is_some();
         if self.on_remove.is_some() || tracked {
-            // One by one, so that hooks see each value and the removed list each entity.
+            // One by one, so that hooks see each value and the removed list each entity. A
+            // value whose `Drop` (or a hook) panics does not stop the loop: every entity is
+            // dead already, so every value must go; the first panic goes on afterwards.
+            let mut panic = None;
             for i in self.indices() {
                 let e = entities.entity_at(i);
-                drop(self.remove(e, ctx));
+                let r = catch_unwind(AssertUnwindSafe(|| drop(self.remove(e, ctx))));
+                if let Err(p) = r {
+                    panic.get_or_insert(p);
+                }
+            }
+            if let Some(p) = panic {
+                resume_unwind(p);
             }
         } else if self.in_bits {
             self.tags.clear();

@@ -87,6 +87,26 @@ pub struct World {
     pub(crate) saved: crate::serde::SavedTypes,
 }
 
+/// Gives `e` the components of `bundle`. With groups, a panic (a replaced value's `Drop`, a
+/// hook) is caught and handed back, so that the caller can still enter `e` into the groups
+/// the components given so far complete before the panic goes on: otherwise an entity could
+/// hold every type of a group outside its packed prefix.
+#[inline]
+fn put_bundle<B: Bundle>(
+    bundle: B,
+    targets: &mut B::Targets<'_>,
+    e: Entity,
+    ctx: &mut Ctx<'_>,
+    grouped: bool,
+) -> std::thread::Result<()> {
+    if grouped {
+        catch_unwind(AssertUnwindSafe(|| bundle.put(targets, e, ctx)))
+    } else {
+        bundle.put(targets, e, ctx);
+        Ok(())
+    }
+}
+
 /// How a builder declares a group on the world it builds.
 type GroupFn = fn(&mut World) -> Result<(), GroupError>;
 
@@ -390,12 +410,16 @@ impl World {
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
         self.flush();
         let (entities, components, mut ctx) = self.ctx_parts();
+        let grouped = components.has_groups();
         let (ids, mut targets) = B::targets(components);
         let e = entities.alloc();
-        bundle.put(&mut targets, e, &mut ctx);
+        let put = put_bundle(bundle, &mut targets, e, &mut ctx, grouped);
         drop((targets, ctx));
-        if components.has_groups() {
+        if grouped {
             components.enter_groups(e.index(), ids.as_ref());
+        }
+        if let Err(p) = put {
+            resume_unwind(p);
         }
         self.after_change();
         e
@@ -556,11 +580,15 @@ impl World {
             return Err(NoSuchEntity(e));
         }
         let (_, components, mut ctx) = self.ctx_parts();
+        let grouped = components.has_groups();
         let (ids, mut targets) = B::targets(components);
-        bundle.put(&mut targets, e, &mut ctx);
+        let put = put_bundle(bundle, &mut targets, e, &mut ctx, grouped);
         drop((targets, ctx));
-        if components.has_groups() {
+        if grouped {
             components.enter_groups(e.index(), ids.as_ref());
+        }
+        if let Err(p) = put {
+            resume_unwind(p);
         }
         self.after_change();
         Ok(())

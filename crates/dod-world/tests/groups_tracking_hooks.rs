@@ -442,3 +442,93 @@ fn maintain_clamps_old_stamps_before_the_counter_wraps() {
         }
     }
 }
+
+// --- found by the world model test ---------------------------------------------------------
+
+/// Panics in `Drop` when armed.
+struct Armed(bool);
+impl Drop for Armed {
+    fn drop(&mut self) {
+        if self.0 && !std::thread::panicking() {
+            panic!("armed value dropped");
+        }
+    }
+}
+
+fn quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+}
+
+#[test]
+fn an_insert_whose_replaced_value_panics_still_packs_the_group() {
+    let mut world = World::builder().group::<(Pos, Armed)>().build();
+    let e = world.spawn((Armed(true),));
+    // `Pos` goes in, then the armed value is replaced and its drop panics: `e` now has both
+    // types and must be in the group's prefix.
+    assert!(quietly(|| world.insert(e, (Pos(1.0), Armed(false)))).is_err());
+    assert!(world.has::<Pos>(e) && world.has::<Armed>(e));
+    world.assert_invariants();
+    assert_eq!(world.group_len::<Pos>(), Some(1));
+    assert_eq!(world.query::<(Entity, &Pos, &Armed)>().iter().count(), 1);
+}
+
+#[test]
+fn clear_drops_every_tracked_value_when_one_drop_panics() {
+    let mut world = World::new();
+    world.track::<Armed>();
+    let es: Vec<Entity> = (0..5).map(|i| world.spawn((Armed(i == 1),))).collect();
+    assert!(quietly(|| world.clear()).is_err());
+    world.assert_invariants();
+    assert_eq!(
+        world.count::<Armed>(),
+        0,
+        "no value of a dead entity is left"
+    );
+    assert_eq!(world.removed::<Armed>().len(), es.len());
+}
+
+#[test]
+fn maintain_moves_the_counter_across_the_wrap() {
+    let mut world = World::new();
+    world.set_change_tick(u32::MAX);
+    world.maintain();
+    assert_eq!(world.change_tick().get(), 0);
+}
+
+#[test]
+fn a_state_that_never_ran_sees_every_value_after_a_long_jump_or_the_wrap() {
+    for jump_to in [3u32 << 30, u32::MAX - 2] {
+        let mut world = World::new();
+        world.track::<Pos>();
+        let a = world.spawn((Pos(0.0),));
+        world.set_change_tick(jump_to); // old stamps are clamped
+        let mut fresh = QueryState::<Entity, (Added<Pos>, Changed<Pos>)>::new();
+        if jump_to > u32::MAX - 8 {
+            // Past the wrap: the counter is small again, the stamps are not.
+            for _ in 0..8 {
+                world.maintain();
+            }
+            assert!(world.change_tick().get() < 8);
+        }
+        let got: Vec<Entity> = fresh.query(&mut world).iter().collect();
+        assert_eq!(got, [a], "first run after tick {jump_to}");
+        assert_eq!(fresh.query(&mut world).count(), 0);
+    }
+}
+
+#[test]
+fn a_query_marks_only_the_entities_it_visits() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(0.0), Vel(1.0)));
+    let b = world.spawn((Pos(0.0),)); // no `Vel`: not visited by `(&mut Pos, &Vel)`
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    changed.query(&mut world).count();
+    // Exclusive and shared forms, both drivers: `Pos` is fetched before `Vel` is found
+    // missing.
+    assert_eq!(world.query::<(&mut Pos, &Vel)>().count(), 1);
+    assert_eq!(world.share().query::<(&mut Pos, &Vel)>().count(), 1);
+    assert!(world.query::<(&mut Pos, &Vel)>().get(b).is_none());
+    let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+    assert_eq!(got, [a]);
+}

@@ -5,6 +5,19 @@
 //! entities of another world and forged ones, queries of every form compared as sets with the
 //! model's own filtering, per-entity data, and the number of live counted components.
 //!
+//! Groups, tracking and hooks: a run is set up (`Setup`) with owning groups declared in the
+//! builder, tracked types, hooks, and the change counter just before it wraps; more groups and
+//! tracked types are declared by operations. After every step the model checks each declared
+//! group from outside (its packed prefix holds exactly the entities that have all its types,
+//! in one order across its storages, the order a grouped query walks and `slices` hands out),
+//! `removed::<T>()` against its own list of losses since the last `maintain`, and the number
+//! of calls of every hook. Kept query states (`QueryState` with `Added` / `Changed` filters)
+//! run as operations and are checked against the model's record of what was added and written
+//! since each state last ran; the writes of a state's own run are recorded for the others only.
+//! Hooks record commands (a tag given, a tag taken), which the model makes when the world
+//! does: right after the change that ran the hook, or at the next change where the world
+//! defers them (a batch, a panic, as documented).
+//!
 //! The fuzz target `world_ops` includes this file and runs the same model on operations it
 //! reads from fuzz bytes (`run`, `Op`); the proptest driver is the `props` module below.
 //!
@@ -32,15 +45,20 @@
 
 use std::any::{type_name, Any, TypeId};
 use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::num::NonZeroU16;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use dod::data::{DataComponent, OwnedValue};
 use dod::Key;
-use dod_world::{Bundle, Commands, Component, Entities, Entity, NoSuchEntity, World};
+use dod_world::{
+    Added, Bundle, Changed, Commands, Component, Entities, Entity, GroupError, NoSuchEntity,
+    QueryState, Tick, With, Without, World, WorldBuilder,
+};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 // --- component types ------------------------------------------------------------------------
@@ -263,6 +281,145 @@ macro_rules! each_type {
         }
     };
 }
+
+// --- groups, tracking, hooks: how a world is set up ----------------------------------------
+
+/// The owning groups a world may declare: `(A, C)`; `(T2, G)`, whose tag leaves its bits;
+/// `(C, B)`, which cannot be declared beside the first.
+pub(crate) const GROUPS: [[Kind; 2]; 3] =
+    [[Kind::A, Kind::C], [Kind::T2, Kind::G], [Kind::C, Kind::B]];
+
+/// How a run starts: bits 0 and 1 declare groups 0 and 1 in the builder; bits 2 ..= 5 track
+/// `A`, `C`, `T1`, `G`; bit 6 sets the hooks; bit 7 starts the change counter just before it
+/// wraps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Setup(pub(crate) u8);
+
+/// The settings of a world as declared so far, to make another world like it (to load into).
+#[derive(Debug, Clone, Default)]
+struct Config {
+    /// Indices into `GROUPS`, in declaration order.
+    groups: Vec<usize>,
+    /// By `Kind`.
+    tracked: [bool; 6],
+    hooks: bool,
+}
+
+impl Config {
+    fn of(setup: Setup) -> Config {
+        let mut c = Config::default();
+        for g in 0..2 {
+            if setup.0 >> g & 1 == 1 {
+                c.groups.push(g);
+            }
+        }
+        for (bit, k) in [(2, Kind::A), (3, Kind::C), (4, Kind::T1), (5, Kind::G)] {
+            c.tracked[k as usize] = setup.0 >> bit & 1 == 1;
+        }
+        c.hooks = setup.0 & 0x40 != 0;
+        c
+    }
+
+    /// The declared group that owns `k`.
+    fn group_of(&self, k: Kind) -> Option<usize> {
+        self.groups
+            .iter()
+            .copied()
+            .find(|&g| GROUPS[g].contains(&k))
+    }
+}
+
+fn builder_group(b: WorldBuilder, g: usize) -> WorldBuilder {
+    match g {
+        0 => b.group::<(A, C)>(),
+        1 => b.group::<(T2, G)>(),
+        _ => b.group::<(C, B)>(),
+    }
+}
+
+fn declare_group(w: &mut World, g: usize) -> Result<(), GroupError> {
+    match g {
+        0 => w.group::<(A, C)>(),
+        1 => w.group::<(T2, G)>(),
+        2 => w.group::<(C, B)>(),
+        // Too few types (a type named twice panics inside, which a fuzzer's hook sees).
+        _ => w.group::<(A,)>(),
+    }
+}
+
+/// The calls of every hook of one world, by `hook_slot`.
+#[derive(Default)]
+struct HookLog([AtomicU32; 12]);
+
+fn hook_slot(k: Kind, insert: bool) -> usize {
+    k as usize * 2 + usize::from(!insert)
+}
+
+impl HookLog {
+    fn bump(&self, k: Kind, insert: bool) {
+        self.0[hook_slot(k, insert)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn counts(&self) -> [u32; 12] {
+        std::array::from_fn(|i| self.0[i].load(Ordering::Relaxed))
+    }
+}
+
+/// Whether the insert hook of `A` gives the entity a `T2` for this value.
+fn a_hook_tags(a: u32) -> bool {
+    a % 5 == 0
+}
+
+/// Whether the remove hook of `C` takes the entity's `T1` for this value.
+fn c_hook_untags(c: u32) -> bool {
+    c % 3 == 0
+}
+
+/// Hooks on `A`, `C`, `T1` and `G`, counted in `log`; two of them record commands.
+fn set_hooks(w: &mut World, log: &Arc<HookLog>) {
+    let l = log.clone();
+    w.on_insert::<A>(move |e, a, commands| {
+        l.bump(Kind::A, true);
+        if a_hook_tags(a.0) {
+            commands.insert(e, (T2,));
+        }
+    });
+    let l = log.clone();
+    w.on_remove::<A>(move |_, _, _| l.bump(Kind::A, false));
+    let l = log.clone();
+    w.on_insert::<C>(move |_, _, _| l.bump(Kind::C, true));
+    let l = log.clone();
+    w.on_remove::<C>(move |e, c, commands| {
+        l.bump(Kind::C, false);
+        if c_hook_untags(c.v) {
+            commands.remove::<T1>(e);
+        }
+    });
+    let l = log.clone();
+    w.on_insert::<T1>(move |_, _, _| l.bump(Kind::T1, true));
+    let l = log.clone();
+    w.on_remove::<T1>(move |_, _, _| l.bump(Kind::T1, false));
+    let l = log.clone();
+    w.on_insert::<G>(move |_, _, _| l.bump(Kind::G, true));
+    let l = log.clone();
+    w.on_remove::<G>(move |_, _, _| l.bump(Kind::G, false));
+}
+
+/// The kept query states, one per shape (see `Harness::run_state`).
+#[derive(Default)]
+#[allow(clippy::type_complexity)] // each field spells its query out
+struct States {
+    a_changed: QueryState<(Entity, &'static A), Changed<A>>,
+    a_added: QueryState<Entity, Added<A>>,
+    c_changed_mut: QueryState<(Entity, &'static mut C), Changed<C>>,
+    ac_added: QueryState<(Entity, &'static A, &'static C), Added<C>>,
+    ac_mut_changed: QueryState<(Entity, &'static mut A, &'static C), (Changed<C>, Without<T2>)>,
+    t1_changed: QueryState<Entity, (Changed<T1>, With<A>)>,
+    t2g_added: QueryState<(Entity, &'static T2, &'static G), (Added<G>, Changed<A>)>,
+    b_changed: QueryState<(Entity, &'static mut B), (Changed<B>, Added<C>)>,
+}
+
+const STATES: usize = 8;
 
 // --- bundles of any set of the types --------------------------------------------------------
 
@@ -567,6 +724,28 @@ pub(crate) enum Op {
         at: u8,
         walk: bool,
     },
+    /// Declares a group at run time (`GROUPS[n % 4]`; 3: a bad one): packs the entities
+    /// that have its types already, or an error if a type belongs to another group.
+    Group(u8),
+    /// Starts tracking a type (idempotent).
+    Track(Kind),
+    /// Runs a kept query state in one of four forms (for_each, iter, shared, get).
+    RunState {
+        which: u8,
+        form: u8,
+        target: Target,
+    },
+    /// Replaces a kept state with one that has never run.
+    ResetState(u8),
+    /// The frame boundary: the removed lists are emptied.
+    Maintain,
+    /// Moves the change counter on: a little (even), or by more than `Tick::MAX_AGE`
+    /// (odd), to just before the wrap when it is far enough.
+    SetTick(u32),
+    /// Sorts a declared group (by `A`, by `B`, or keeps its order), ascending or not.
+    SortGroup(u8, bool),
+    /// Writes through a group's slices.
+    SliceWrite(u8),
 }
 
 // --- the model ------------------------------------------------------------------------------
@@ -621,6 +800,37 @@ struct Model {
     /// Every entity the world handed out (reserved ones included), in order.
     seen: Vec<Entity>,
     slots: Slots,
+    /// Groups, tracked types, hooks.
+    cfg: Config,
+    /// The calls of each hook, by `hook_slot`.
+    hooks: [u32; 12],
+    /// Commands hooks recorded that the world has not made yet.
+    pending: VecDeque<Hooked>,
+    /// By kind: the entities that lost a tracked component since the last `maintain`, with
+    /// the number of the operation (the order within one operation is the storage's).
+    removed: [Vec<(usize, Entity)>; 6],
+    /// The number of the operation being applied.
+    op: usize,
+    /// What each kept query state has not seen yet.
+    states: Vec<StateRecord>,
+    /// The state whose run is writing (its own writes are not recorded for it).
+    running: Option<usize>,
+}
+
+/// A command a hook recorded.
+#[derive(Debug, Clone, Copy)]
+enum Hooked {
+    InsertT2(Entity),
+    RemoveT1(Entity),
+}
+
+/// What a kept query state will see: by kind, the entities whose component was added, or
+/// added or written, since the state last ran; everything if it never ran.
+#[derive(Default, Clone)]
+struct StateRecord {
+    ran: bool,
+    added: [BTreeSet<Entity>; 6],
+    changed: [BTreeSet<Entity>; 6],
 }
 
 /// Per-entity data keys (flat paths; a dotted one hashes its segments).
@@ -646,23 +856,187 @@ impl Model {
         Some(v.downcast_ref::<T::M>().expect("model value of the type"))
     }
 
+    /// `e`'s value, to write: marks it changed, as the world's `&mut` access does.
     fn get_mut<T: Comp>(&mut self, e: Entity) -> Option<&mut T::M> {
+        self.touch::<T>(e);
         let v = self.live.get_mut(&e)?.get_mut(&TypeId::of::<T>())?;
         Some(v.downcast_mut::<T::M>().expect("model value of the type"))
+    }
+
+    /// Marks `e`'s `T` changed (if it has one and `T` is tracked): a `&mut T` was handed out.
+    fn touch<T: Comp>(&mut self, e: Entity) {
+        if self.has::<T>(e) {
+            self.note(e, T::KIND, false);
+        }
+    }
+
+    /// Records that `e`'s component of kind `k` was added (or written) for every kept state
+    /// but the running one.
+    fn note(&mut self, e: Entity, k: Kind, added: bool) {
+        if !self.cfg.tracked[k as usize] {
+            return;
+        }
+        for (i, s) in self.states.iter_mut().enumerate() {
+            if Some(i) != self.running {
+                if added {
+                    s.added[k as usize].insert(e);
+                }
+                s.changed[k as usize].insert(e);
+            }
+        }
+    }
+
+    /// `e` lost its component of kind `k`.
+    fn lost(&mut self, e: Entity, k: Kind) {
+        if self.cfg.tracked[k as usize] {
+            self.removed[k as usize].push((self.op, e));
+        }
+        for s in &mut self.states {
+            s.added[k as usize].remove(&e);
+            s.changed[k as usize].remove(&e);
+        }
+    }
+
+    /// A hook of `T` ran for `e` with value `v`: counted, and its command recorded.
+    fn hook<T: Comp>(&mut self, e: Entity, v: &T::M, insert: bool) {
+        if !self.cfg.hooks || !matches!(T::KIND, Kind::A | Kind::C | Kind::T1 | Kind::G) {
+            return;
+        }
+        self.hooks[hook_slot(T::KIND, insert)] += 1;
+        let v: &dyn Any = v;
+        match (T::KIND, insert, v.downcast_ref::<u32>()) {
+            (Kind::A, true, Some(&a)) if a_hook_tags(a) => {
+                self.pending.push_back(Hooked::InsertT2(e))
+            }
+            (Kind::C, false, Some(&c)) if c_hook_untags(c) => {
+                self.pending.push_back(Hooked::RemoveT1(e))
+            }
+            _ => {}
+        }
+    }
+
+    /// Makes the commands hooks recorded, and those they record in turn, in order.
+    fn settle(&mut self) {
+        while let Some(h) = self.pending.pop_front() {
+            match h {
+                Hooked::InsertT2(e) => {
+                    if self.alive(e) {
+                        self.put::<T2>(e, ());
+                    }
+                }
+                Hooked::RemoveT1(e) => {
+                    self.take::<T1>(e);
+                }
+            }
+        }
+    }
+
+    /// Starts tracking `k`: every value there is stamped as added now.
+    fn track(&mut self, k: Kind) {
+        if self.cfg.tracked[k as usize] {
+            return;
+        }
+        self.cfg.tracked[k as usize] = true;
+        let holders: Vec<Entity> = self
+            .live
+            .iter()
+            .filter(|(_, cs)| per_kind!(k, T => cs.contains_key(&TypeId::of::<T>())))
+            .map(|(&e, _)| e)
+            .collect();
+        for e in holders {
+            self.note(e, k, true);
+        }
+    }
+
+    /// The world was loaded: every tracked value is new, no removal is listed.
+    #[cfg_attr(not(any(feature = "serde", fuzzing)), allow(dead_code))]
+    fn loaded(&mut self) {
+        for list in &mut self.removed {
+            list.clear();
+        }
+        let live: Vec<(Entity, Vec<Kind>)> =
+            self.live.keys().map(|&e| (e, self.kinds_of(e))).collect();
+        for (e, ks) in live {
+            for k in ks {
+                self.note(e, k, true);
+            }
+        }
+    }
+
+    fn kinds_of(&self, e: Entity) -> Vec<Kind> {
+        KINDS
+            .into_iter()
+            .filter(|&k| per_kind!(k, T => self.has::<T>(e)))
+            .collect()
+    }
+
+    /// Kept state `i` ran: it has seen everything there was.
+    fn ran(&mut self, i: usize) {
+        self.states[i] = StateRecord {
+            ran: true,
+            ..StateRecord::default()
+        };
+    }
+
+    /// Whether kept state `i` sees `e` through the change filters `filters` (kind, added).
+    fn fresh(&self, i: usize, e: Entity, filters: &[(Kind, bool)]) -> bool {
+        let s = &self.states[i];
+        !s.ran
+            || filters.iter().all(|&(k, added)| {
+                let set = if added { &s.added } else { &s.changed };
+                set[k as usize].contains(&e)
+            })
+    }
+
+    /// The counter jumped by more than `Tick::MAX_AGE`: every change before is too old to be
+    /// seen by a state that has run.
+    fn forget(&mut self) {
+        for s in &mut self.states {
+            let ran = s.ran;
+            *s = StateRecord {
+                ran,
+                ..StateRecord::default()
+            };
+        }
     }
 
     fn has<T: Comp>(&self, e: Entity) -> bool {
         self.get::<T>(e).is_some()
     }
 
+    /// Gives `e` a `T` (hooks: remove of the replaced value, then insert).
     fn put<T: Comp>(&mut self, e: Entity, v: T::M) {
         let cs = self.live.get_mut(&e).expect("put on a live entity");
-        cs.insert(TypeId::of::<T>(), Box::new(v));
+        let old = cs.insert(TypeId::of::<T>(), Box::new(v.clone()));
+        match old {
+            None => self.note(e, T::KIND, true),
+            Some(old) => {
+                self.note(e, T::KIND, false);
+                let old = *old.downcast::<T::M>().expect("model value of the type");
+                self.hook::<T>(e, &old, false);
+            }
+        }
+        self.hook::<T>(e, &v, true);
+    }
+
+    /// Replaces `e`'s `T` by `v` where dropping the replaced value panics: the remove hook
+    /// ran, the insert hook did not.
+    fn put_panicking<T: Comp>(&mut self, e: Entity, v: T::M) {
+        let cs = self.live.get_mut(&e).expect("put on a live entity");
+        let old = cs
+            .insert(TypeId::of::<T>(), Box::new(v))
+            .expect("the panicking value is replaced");
+        self.note(e, T::KIND, false);
+        let old = *old.downcast::<T::M>().expect("model value of the type");
+        self.hook::<T>(e, &old, false);
     }
 
     fn take<T: Comp>(&mut self, e: Entity) -> Option<T::M> {
         let v = self.live.get_mut(&e)?.remove(&TypeId::of::<T>())?;
-        Some(*v.downcast::<T::M>().expect("model value of the type"))
+        let v = *v.downcast::<T::M>().expect("model value of the type");
+        self.lost(e, T::KIND);
+        self.hook::<T>(e, &v, false);
+        Some(v)
     }
 
     fn count<T: Comp>(&self) -> usize {
@@ -700,14 +1074,32 @@ impl Model {
         }
     }
 
+    /// Gives `e` the components of `bun` up to its `C`, whose replaced value panics.
+    #[allow(clippy::unit_arg)] // the model value of a tag is `()`
+    fn put_bundle_panicking(&mut self, e: Entity, bun: Bun) {
+        for (k, s) in bun.kinds().into_iter().zip(bun.seeds()) {
+            match k {
+                Kind::C => return self.put_panicking::<C>(e, C::model_of(s)),
+                k if k < Kind::C => per_kind!(k, T => self.put::<T>(e, T::model_of(s))),
+                _ => {}
+            }
+        }
+    }
+
     fn remove_kind(&mut self, e: Entity, k: Kind) -> bool {
         per_kind!(k, T => self.take::<T>(e).is_some())
     }
 
     fn despawn(&mut self, e: Entity) -> bool {
-        if self.live.remove(&e).is_none() {
+        if !self.alive(e) {
             return false;
         }
+        for k in self.kinds_of(e) {
+            per_kind!(k, T => {
+                self.take::<T>(e);
+            });
+        }
+        self.live.remove(&e);
         self.data.remove(&e);
         self.slots.vacate(e);
         true
@@ -822,6 +1214,57 @@ macro_rules! mut_query {
         }
     }};
 }
+/// A run of kept state `$field` (index `$i`, change filters `(kind, added)`): skipped unless
+/// the filtered types are tracked; compared with the model's matches (`$want`, without the
+/// change filters) that the state has not seen; then the state has seen everything, and its
+/// writes (`$write`, for each entity visited) are recorded for the other states.
+macro_rules! state_run {
+    ($h:ident, $i:expr, $form:expr, $target:expr, $field:ident, [$(($k:expr, $added:expr)),*],
+     |$pat:pat_param| $item:expr, $want:expr, $write:expr) => {{
+        let i: usize = $i;
+        let filters: &[(Kind, bool)] = &[$(($k, $added)),*];
+        if filters.iter().all(|&(k, _)| $h.m.cfg.tracked[k as usize]) {
+            let want_of = $want;
+            let write = $write;
+            let target: Entity = $target;
+            let form = $form % 4;
+            let m = &mut $h.m;
+            let want: Vec<(Entity, _)> = if form == 3 {
+                if m.alive(target) && m.fresh(i, target, filters) {
+                    want_of(&*m, target).map(|r| (target, r)).into_iter().collect()
+                } else {
+                    Vec::new()
+                }
+            } else {
+                m.live
+                    .keys()
+                    .filter(|&&e| m.fresh(i, e, filters))
+                    .filter_map(|&e| want_of(&*m, e).map(|r| (e, r)))
+                    .collect()
+            };
+            let st = &mut $h.states.$field;
+            let world = &mut $h.world;
+            let mut got = Vec::new();
+            match form {
+                0 => st.query(world).for_each(|$pat| got.push($item)),
+                1 => got.extend(st.query(world).iter().map(|$pat| $item)),
+                2 => st.query_shared(world.share()).for_each(|$pat| got.push($item)),
+                _ => got.extend(st.query(world).get(target).map(|$pat| $item)),
+            }
+            same_set(stringify!($field), "kept state", got, &want);
+            // `get` of an entity that is not alive returns before the run starts.
+            if form != 3 || m.alive(target) {
+                m.ran(i);
+            }
+            m.running = Some(i);
+            for (e, _) in &want {
+                write(&mut *m, *e);
+            }
+            m.running = None;
+        }
+    }};
+}
+
 /// A read-only query of one shape, compared as a set with the model's matches: `for_each`
 /// on the exclusive form, then one more form by turns (`form` 0: `iter`, 1: `for_each` on the
 /// shared form, 2: the owning iterator); then `get` for every entity of `probe`.
@@ -894,10 +1337,21 @@ fn expect_planned<T: Debug>(r: std::thread::Result<T>) {
     assert!(msg.contains(PLANNED), "another panic: {msg:?}");
 }
 
-/// A world that saves every test type.
+/// A world that saves every test type, with nothing else set up.
+#[cfg_attr(not(feature = "serde"), allow(dead_code))]
 fn new_world(min_free: u32) -> World {
+    configured_world(min_free, &Config::default()).0
+}
+
+/// A world that saves every test type, with the groups, tracked types and hooks of `cfg`;
+/// and the log its hooks count in.
+fn configured_world(min_free: u32, cfg: &Config) -> (World, Arc<HookLog>) {
+    let mut b = World::builder().min_free(min_free);
+    for &g in &cfg.groups {
+        b = builder_group(b, g);
+    }
     #[allow(unused_mut)]
-    let mut w = World::builder().min_free(min_free).build();
+    let mut w = b.build();
     #[cfg(any(feature = "serde", fuzzing))]
     {
         w.register_saved::<A>("a");
@@ -907,7 +1361,16 @@ fn new_world(min_free: u32) -> World {
         w.register_saved::<T2>("t2");
         w.register_saved::<G>("g");
     }
-    w
+    for k in KINDS {
+        if cfg.tracked[k as usize] {
+            per_kind!(k, T => w.track::<T>());
+        }
+    }
+    let log = Arc::new(HookLog::default());
+    if cfg.hooks {
+        set_hooks(&mut w, &log);
+    }
+    (w, log)
 }
 
 struct Harness {
@@ -917,11 +1380,15 @@ struct Harness {
     foreign: Vec<Entity>,
     /// Live `C` and `G` before the world was made.
     base: (i64, i64),
+    /// Where the world's hooks count their calls.
+    log: Arc<HookLog>,
+    /// The kept query states of the world.
+    states: States,
 }
 
-/// Runs a program against a world (keeping `min_free` slots back) and the model, checking
-/// everything after every step, and the drop counts once the world is gone.
-pub(crate) fn run(min_free: u32, ops: &[Op]) {
+/// Runs a program against a world (keeping `min_free` slots back, set up by `setup`) and the
+/// model, checking everything after every step, and the drop counts once the world is gone.
+pub(crate) fn run(min_free: u32, setup: Setup, ops: &[Op]) {
     quiet_planned_panics();
     let base = counts();
     {
@@ -929,7 +1396,11 @@ pub(crate) fn run(min_free: u32, ops: &[Op]) {
         let mut foreign: Vec<Entity> = (0..4).map(|i| other.spawn((A(i),))).collect();
         other.despawn(foreign[0]);
         foreign.push(other.spawn((A(9),)));
-        let world = new_world(min_free);
+        let cfg = Config::of(setup);
+        let (mut world, log) = configured_world(min_free, &cfg);
+        if setup.0 & 0x80 != 0 {
+            world.set_change_tick(u32::MAX - 24);
+        }
         let m = Model {
             live: BTreeMap::new(),
             data: BTreeMap::new(),
@@ -941,6 +1412,13 @@ pub(crate) fn run(min_free: u32, ops: &[Op]) {
                 min_free: min_free as usize,
                 world_id: world.entities().world_id(),
             },
+            cfg,
+            hooks: [0; 12],
+            pending: VecDeque::new(),
+            removed: Default::default(),
+            op: 0,
+            states: vec![StateRecord::default(); STATES],
+            running: None,
         };
         assert_ne!(world.entities().world_id(), other.entities().world_id());
         let mut h = Harness {
@@ -948,9 +1426,14 @@ pub(crate) fn run(min_free: u32, ops: &[Op]) {
             m,
             foreign,
             base,
+            log,
+            states: States::default(),
         };
+        h.check(0);
         for (step, op) in ops.iter().enumerate() {
+            h.m.op = step + 1;
             h.apply(op);
+            h.m.settle();
             h.check(step);
         }
     }
@@ -991,6 +1474,8 @@ impl Harness {
                         assert_eq!(g, e);
                     }
                 }
+                // What hooks recorded during a batch is made at the next change.
+                self.world.flush();
             }
             Op::Despawn(t) => {
                 let e = self.resolve(t);
@@ -1084,7 +1569,64 @@ impl Harness {
                 for &b in buns.iter().take(at) {
                     self.m.spawn(b);
                 }
+                self.world.flush();
             }
+            Op::Group(n) => {
+                let g = usize::from(n % 4);
+                let r = declare_group(&mut self.world, g);
+                if g == 3 {
+                    assert!(matches!(r, Err(GroupError::BadTypes { .. })), "{r:?}");
+                } else if GROUPS[g].iter().any(|&k| self.m.cfg.group_of(k).is_some()) {
+                    let taken = |name: &str| {
+                        GROUPS[g].iter().any(|&k| {
+                            self.m.cfg.group_of(k).is_some()
+                                && per_kind!(k, T => type_name::<T>()) == name
+                        })
+                    };
+                    match r {
+                        Err(GroupError::AlreadyGrouped { component }) => {
+                            assert!(taken(component), "{component} is not taken")
+                        }
+                        r => panic!("group {g} over a taken type: {r:?}"),
+                    }
+                } else {
+                    assert_eq!(r, Ok(()), "group {g}");
+                    self.m.cfg.groups.push(g);
+                }
+            }
+            Op::Track(k) => {
+                per_kind!(k, T => self.world.track::<T>());
+                self.m.track(k);
+            }
+            Op::RunState {
+                which,
+                form,
+                target,
+            } => self.run_state(which, form, target),
+            Op::ResetState(n) => {
+                let i = usize::from(n) % STATES;
+                let s = &mut self.states;
+                match i {
+                    0 => s.a_changed = QueryState::new(),
+                    1 => s.a_added = QueryState::new(),
+                    2 => s.c_changed_mut = QueryState::new(),
+                    3 => s.ac_added = QueryState::new(),
+                    4 => s.ac_mut_changed = QueryState::new(),
+                    5 => s.t1_changed = QueryState::new(),
+                    6 => s.t2g_added = QueryState::new(),
+                    _ => s.b_changed = QueryState::new(),
+                }
+                self.m.states[i] = StateRecord::default();
+            }
+            Op::Maintain => {
+                self.world.maintain();
+                for list in &mut self.m.removed {
+                    list.clear();
+                }
+            }
+            Op::SetTick(v) => self.set_tick(v),
+            Op::SortGroup(n, up) => self.sort_group(n, up),
+            Op::SliceWrite(n) => self.slice_write(n),
         }
     }
 
@@ -1172,6 +1714,7 @@ impl Harness {
             |m: &mut Model, e| {
                 let c = m.get_mut::<C>(e).unwrap();
                 *c = bump_c(*c);
+                m.touch::<T2>(e);
             }),
             _ => mut_query!(world, m, form, target,
                 (Entity, &mut T1), [.without::<A>()],
@@ -1180,7 +1723,7 @@ impl Harness {
                     e
                 },
                 |m: &Model, e| m.has::<T1>(e) && !m.has::<A>(e),
-                |_: &mut Model, _| {}),
+                |m: &mut Model, e| m.touch::<T1>(e)),
         }
     }
 
@@ -1241,6 +1784,8 @@ impl Harness {
                 }
                 Planned::Despawn(e) => self.m.despawn(e),
             };
+            // What hooks recorded is made right after the command that ran them.
+            self.m.settle();
             skipped += usize::from(!done);
         }
         assert_eq!(self.world.apply(&mut commands), skipped, "skipped commands");
@@ -1295,25 +1840,34 @@ impl Harness {
         match how % 3 {
             2 => {
                 // In place: the old contents are dropped, the saved ones come back.
+                // The world keeps its groups, tracking and hooks: no hook runs, every value is
+                // new, no removal is listed.
                 self.world
                     .load(&mut serde_json::Deserializer::from_str(&json))
                     .expect("a saved world loads");
+                self.m.loaded();
                 let e = with_bundle(bun, SpawnSink(&mut self.world, bun));
                 assert_eq!(e, self.m.spawn(bun));
             }
             how => {
-                let mut loaded = new_world(0);
+                let (mut loaded, log) = configured_world(0, &self.m.cfg);
                 loaded
                     .load(&mut serde_json::Deserializer::from_str(&json))
                     .expect("a saved world loads");
-                check_world(&mut loaded, &self.m, &self.foreign, None, how.into());
+                check_world(&mut loaded, &self.m, &self.foreign, None, how.into(), None);
                 let a = with_bundle(bun, SpawnSink(&mut self.world, bun));
                 let b = with_bundle(bun, SpawnSink(&mut loaded, bun));
                 assert_eq!(a, b, "the loaded world spawns what the original does");
-                assert_eq!(a, self.m.spawn(bun));
                 if how == 0 {
+                    // Another world: new hooks, new kept states.
                     self.world = loaded;
+                    self.log = log;
+                    self.states = States::default();
+                    self.m.hooks = [0; 12];
+                    self.m.states = vec![StateRecord::default(); STATES];
+                    self.m.loaded();
                 }
+                assert_eq!(a, self.m.spawn(bun));
             }
         }
     }
@@ -1343,10 +1897,10 @@ impl Harness {
     /// harness's world, checked after the step); success gives a valid, usable world.
     #[cfg(any(feature = "serde", fuzzing))]
     fn load_bytes(&mut self, bytes: &[u8]) {
-        let mut probe = new_world(0);
+        let (mut probe, _) = configured_world(0, &self.m.cfg);
         let keep = probe.spawn((A(5), C::new(5)));
         match probe.load(&mut serde_json::Deserializer::from_slice(bytes)) {
-            Ok(()) => exercise_loaded(probe),
+            Ok(()) => exercise_loaded(probe, &self.m.cfg),
             Err(_) => {
                 assert_eq!(probe.get::<C>(keep).map(|c| c.v), Some(5));
                 probe.assert_invariants();
@@ -1372,14 +1926,17 @@ impl Harness {
                 let b = Bun::new(0, bun.seed).with(Kind::C);
                 let e = with_bundle(b, SpawnSink(&mut self.world, b));
                 assert_eq!(e, self.m.spawn(b));
+                self.m.settle();
                 e
             }
         };
         if !self.m.has::<C>(e) {
             self.world.insert(e, (C::make(bun.seed),)).unwrap();
             self.m.put::<C>(e, C::model_of(bun.seed));
+            self.m.settle();
         }
         self.world.get_mut::<C>(e).unwrap().boom = true;
+        self.m.touch::<C>(e);
         let with_c = bun.with(Kind::C);
         match how % 6 {
             0 => {
@@ -1395,7 +1952,7 @@ impl Harness {
                 expect_planned(catch_unwind(AssertUnwindSafe(|| {
                     with_bundle(with_c, InsertSink(world, e, with_c))
                 })));
-                self.m.put_bundle(e, with_c, Kind::C);
+                self.m.put_bundle_panicking(e, with_c);
             }
             how => {
                 let mut commands = Commands::new();
@@ -1423,12 +1980,14 @@ impl Harness {
                 self.m.make_alive(r2);
                 self.m.put_bundle(r1, bun, Kind::G);
                 match how {
-                    3 => self.m.put_bundle(e, with_c, Kind::C),
+                    3 => self.m.put_bundle_panicking(e, with_c),
                     4 => assert!(self.m.remove_kind(e, Kind::C)),
                     _ => assert!(self.m.despawn(e)),
                 }
             }
         }
+        // What hooks recorded before the panic is made at the next change.
+        self.world.flush();
     }
 
     fn panic_query(&mut self, form: u8, after: u8) {
@@ -1449,9 +2008,12 @@ impl Harness {
             })
             .collect();
         let mut visited: Vec<Entity> = Vec::new();
+        // The entity whose item was handed out (and so marked changed) when the body panicked.
+        let mut hit: Option<Entity> = None;
         let r = catch_unwind(AssertUnwindSafe(|| {
             let mut body = |(e, a, c): (Entity, &mut A, Option<&mut C>)| {
                 if visited.len() == after {
+                    hit = Some(e);
                     panic!("{PLANNED}");
                 }
                 a.0 = bump_a(a.0);
@@ -1510,14 +2072,24 @@ impl Harness {
                 }
             }
         }
-        // The flags were released: the same components, mutably, through the shared form.
+        if let Some(e) = hit {
+            m.touch::<A>(e);
+            m.touch::<C>(e);
+        }
+        // The flags were released: the same components, mutably, through the shared form
+        // (which marks them changed).
         let w = world.share();
-        assert_eq!(w.query::<(&mut A, &mut C)>().count(), {
-            m.live
-                .keys()
-                .filter(|&&e| m.has::<A>(e) && m.has::<C>(e))
-                .count()
-        });
+        let both: Vec<Entity> = m
+            .live
+            .keys()
+            .copied()
+            .filter(|&e| m.has::<A>(e) && m.has::<C>(e))
+            .collect();
+        assert_eq!(w.query::<(&mut A, &mut C)>().count(), both.len());
+        for e in both {
+            m.touch::<A>(e);
+            m.touch::<C>(e);
+        }
     }
 
     fn check(&mut self, step: usize) {
@@ -1527,7 +2099,247 @@ impl Harness {
             &self.foreign,
             Some(self.base),
             step,
+            Some(&self.log),
         );
+    }
+
+    /// Runs kept state `which` in one of four forms, compared with the model's matches that
+    /// the state has not seen; its writes are then made in the model, for the other states.
+    fn run_state(&mut self, which: u8, form: u8, target: Target) {
+        let target = self.resolve(target);
+        match usize::from(which) % STATES {
+            0 => state_run!(
+                self,
+                0,
+                form,
+                target,
+                a_changed,
+                [(Kind::A, false)],
+                |(e, a)| (e, a.0),
+                |m: &Model, e| m.get::<A>(e).copied(),
+                |_: &mut Model, _| {}
+            ),
+            1 => state_run!(
+                self,
+                1,
+                form,
+                target,
+                a_added,
+                [(Kind::A, true)],
+                |e| (e, ()),
+                |m: &Model, e| m.has::<A>(e).then_some(()),
+                |_: &mut Model, _| {}
+            ),
+            2 => state_run!(
+                self,
+                2,
+                form,
+                target,
+                c_changed_mut,
+                [(Kind::C, false)],
+                |(e, c)| {
+                    c.v = bump_c(c.v);
+                    (e, c.v)
+                },
+                |m: &Model, e| m.get::<C>(e).map(|&c| bump_c(c)),
+                |m: &mut Model, e| {
+                    let c = m.get_mut::<C>(e).unwrap();
+                    *c = bump_c(*c);
+                }
+            ),
+            3 => state_run!(
+                self,
+                3,
+                form,
+                target,
+                ac_added,
+                [(Kind::C, true)],
+                |(e, a, c)| (e, (a.0, c.v)),
+                |m: &Model, e| Some((*m.get::<A>(e)?, *m.get::<C>(e)?)),
+                |_: &mut Model, _| {}
+            ),
+            4 => state_run!(
+                self,
+                4,
+                form,
+                target,
+                ac_mut_changed,
+                [(Kind::C, false)],
+                |(e, a, c)| {
+                    a.0 = bump_a(a.0);
+                    (e, (a.0, c.v))
+                },
+                |m: &Model, e| {
+                    let a = bump_a(*m.get::<A>(e)?);
+                    (!m.has::<T2>(e)).then_some((a, *m.get::<C>(e)?))
+                },
+                |m: &mut Model, e| {
+                    let a = m.get_mut::<A>(e).unwrap();
+                    *a = bump_a(*a);
+                }
+            ),
+            5 => state_run!(
+                self,
+                5,
+                form,
+                target,
+                t1_changed,
+                [(Kind::T1, false)],
+                |e| (e, ()),
+                |m: &Model, e| (m.has::<T1>(e) && m.has::<A>(e)).then_some(()),
+                |_: &mut Model, _| {}
+            ),
+            6 => state_run!(
+                self,
+                6,
+                form,
+                target,
+                t2g_added,
+                [(Kind::G, true), (Kind::A, false)],
+                |(e, _t2, _g)| (e, ()),
+                |m: &Model, e| (m.has::<T2>(e) && m.has::<G>(e) && m.has::<A>(e)).then_some(()),
+                |_: &mut Model, _| {}
+            ),
+            _ => state_run!(
+                self,
+                7,
+                form,
+                target,
+                b_changed,
+                [(Kind::B, false), (Kind::C, true)],
+                |(e, b)| {
+                    bump_b(&mut b.0);
+                    (e, b.0.clone())
+                },
+                |m: &Model, e| {
+                    let mut b = m.get::<B>(e)?.clone();
+                    bump_b(&mut b);
+                    m.has::<C>(e).then_some(b)
+                },
+                |m: &mut Model, e| bump_b(m.get_mut::<B>(e).unwrap())
+            ),
+        }
+    }
+
+    /// Moves the change counter: a little, or by more than `Tick::MAX_AGE` (then every
+    /// change before is too old for a state that has run; one that has not sees everything).
+    fn set_tick(&mut self, v: u32) {
+        let now = self.world.change_tick().get();
+        let far = |to: u32| {
+            let d = to.wrapping_sub(now);
+            d > Tick::MAX_AGE + (1 << 20) && d <= 1 << 31
+        };
+        let to = if v % 2 == 0 {
+            now.wrapping_add((v >> 1) % 64)
+        } else {
+            let near_wrap = u32::MAX - (v >> 1) % 16;
+            if far(near_wrap) {
+                near_wrap
+            } else {
+                now.wrapping_add(Tick::MAX_AGE + (1 << 20) + 1 + (v >> 1) % 1024)
+            }
+        };
+        self.world.set_change_tick(to);
+        assert_eq!(self.world.change_tick().get(), to);
+        if v % 2 == 1 {
+            assert!(far(to));
+            self.m.forget();
+        }
+    }
+
+    /// Sorts a declared group; its grouped query then walks in that order.
+    fn sort_group(&mut self, n: u8, up: bool) {
+        if self.m.cfg.groups.is_empty() {
+            return;
+        }
+        let g = self.m.cfg.groups[usize::from(n) % self.m.cfg.groups.len()];
+        let w = &mut self.world;
+        let dir = |o: std::cmp::Ordering| if up { o } else { o.reverse() };
+        match g {
+            0 => {
+                w.sort_group_by::<A>(|x, y| dir(x.0.cmp(&y.0)));
+                let walked: Vec<u32> = w.query::<(&A, &C)>().iter().map(|(a, _)| a.0).collect();
+                assert!(
+                    walked.windows(2).all(|p| dir(p[0].cmp(&p[1])).is_le()),
+                    "sorted by A: {walked:?}"
+                );
+            }
+            // Every key equal: a stable sort keeps the order.
+            1 => {
+                let before: Vec<Entity> = w
+                    .query::<(Entity, &T2, &G)>()
+                    .iter()
+                    .map(|(e, ..)| e)
+                    .collect();
+                w.sort_group_by::<G>(|_, _| std::cmp::Ordering::Equal);
+                let after: Vec<Entity> = w
+                    .query::<(Entity, &T2, &G)>()
+                    .iter()
+                    .map(|(e, ..)| e)
+                    .collect();
+                assert_eq!(before, after, "a stable sort of equal keys");
+            }
+            _ => {
+                w.sort_group_by::<B>(|x, y| dir(x.0.cmp(&y.0)));
+                let walked: Vec<String> = w
+                    .query::<(&C, &B)>()
+                    .iter()
+                    .map(|(_, b)| b.0.clone())
+                    .collect();
+                assert!(
+                    walked.windows(2).all(|p| dir(p[0].cmp(&p[1])).is_le()),
+                    "sorted by B: {walked:?}"
+                );
+            }
+        }
+    }
+
+    /// Writes through the slices of group `n % 3`: none unless it is declared.
+    fn slice_write(&mut self, n: u8) {
+        let g = usize::from(n % 3);
+        let declared = self.m.cfg.groups.contains(&g);
+        let w = &mut self.world;
+        let members: Vec<Entity> = self
+            .m
+            .live
+            .keys()
+            .copied()
+            .filter(|&e| {
+                GROUPS[g]
+                    .iter()
+                    .all(|&k| per_kind!(k, T => self.m.has::<T>(e)))
+            })
+            .collect();
+        let len = match g {
+            0 => w.query::<(&mut A, &C)>().slices().map(|(a, c)| {
+                assert_eq!(a.len(), c.len());
+                a.iter_mut().for_each(|a| a.0 = bump_a(a.0));
+                a.len()
+            }),
+            1 => w.query::<(&mut T2, &G)>().slices().map(|(t, g)| {
+                assert_eq!(t.len(), g.len());
+                t.len()
+            }),
+            _ => w.query::<(&C, &mut B)>().slices().map(|(c, b)| {
+                assert_eq!(c.len(), b.len());
+                b.iter_mut().for_each(|b| bump_b(&mut b.0));
+                b.len()
+            }),
+        };
+        assert_eq!(len.is_some(), declared, "slices of group {g}");
+        if declared {
+            assert_eq!(len, Some(members.len()));
+            for e in members {
+                match g {
+                    0 => {
+                        let a = self.m.get_mut::<A>(e).unwrap();
+                        *a = bump_a(*a);
+                    }
+                    1 => self.m.touch::<T2>(e),
+                    _ => bump_b(self.m.get_mut::<B>(e).unwrap()),
+                }
+            }
+        }
     }
 }
 
@@ -1590,16 +2402,128 @@ fn same_set<R: PartialEq + Debug>(
     assert_eq!(got, want, "{what} {how}");
 }
 
+/// `removed::<T>()` against the model's list: the same entities, operation by operation
+/// (within one, in the storage's order).
+fn same_removed(what: &str, got: &[Entity], want: &[(usize, Entity)]) {
+    assert_eq!(got.len(), want.len(), "removed {what}: {got:?} vs {want:?}");
+    let mut i = 0;
+    while i < want.len() {
+        let op = want[i].0;
+        let j = i + want[i..].iter().take_while(|w| w.0 == op).count();
+        let mut g = got[i..j].to_vec();
+        let mut w: Vec<Entity> = want[i..j].iter().map(|w| w.1).collect();
+        g.sort();
+        w.sort();
+        assert_eq!(g, w, "removed {what} in operation {op}");
+        i = j;
+    }
+}
+
+/// The dense order of `T`'s storage: a query of `T` alone walks it.
+fn storage_order<T: Comp>(world: &World) -> Vec<Entity> {
+    world
+        .query_ref::<(Entity, &T)>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect()
+}
+
+/// A declared group seen from outside: the first `group_len` entries of both storages are
+/// exactly the entities with both types, in one order, which a grouped query walks and the
+/// slices hand out position for position.
+fn check_group<X: Comp, Y: Comp>(world: &mut World, m: &Model) {
+    let members: BTreeSet<Entity> = m
+        .live
+        .keys()
+        .copied()
+        .filter(|&e| m.has::<X>(e) && m.has::<Y>(e))
+        .collect();
+    let len = members.len();
+    let what = type_name::<(X, Y)>();
+    assert_eq!(world.group_len::<X>(), Some(len), "group_len of {what}");
+    assert_eq!(world.group_len::<Y>(), Some(len), "group_len of {what}");
+    let xs = storage_order::<X>(world);
+    let ys = storage_order::<Y>(world);
+    assert!(
+        xs.len() >= len && ys.len() >= len,
+        "{what}: storages shorter than the group"
+    );
+    assert_eq!(
+        xs[..len],
+        ys[..len],
+        "{what}: one order across the owned storages"
+    );
+    let prefix: BTreeSet<Entity> = xs[..len].iter().copied().collect();
+    assert_eq!(
+        prefix, members,
+        "{what}: the prefix holds exactly the members"
+    );
+    let walked: Vec<Entity> = world
+        .query_ref::<(Entity, &X, &Y)>()
+        .iter()
+        .map(|(e, ..)| e)
+        .collect();
+    assert_eq!(
+        walked,
+        xs[..len],
+        "{what}: a grouped query walks the prefix"
+    );
+    let mut q = world.query::<(&X, &Y)>();
+    let (sx, sy) = q.slices().expect("a declared group hands out slices");
+    assert_eq!((sx.len(), sy.len()), (len, len), "{what}: slices");
+    for (p, e) in xs[..len].iter().enumerate() {
+        assert_eq!(
+            Some(&sx[p].model()),
+            m.get::<X>(*e),
+            "{what}: slice of X at {p}"
+        );
+        assert_eq!(
+            Some(&sy[p].model()),
+            m.get::<Y>(*e),
+            "{what}: slice of Y at {p}"
+        );
+    }
+}
+
 /// Everything observable about `world` against the model; `base`: also the drop counts
-/// (the live counted components before the world was made); `step` picks the query forms.
+/// (the live counted components before the world was made); `step` picks the query forms;
+/// `log`: also the hook calls and the removed lists (the model's own world).
 fn check_world(
     world: &mut World,
     m: &Model,
     foreign: &[Entity],
     base: Option<(i64, i64)>,
     step: usize,
+    log: Option<&HookLog>,
 ) {
     world.assert_invariants();
+    if let Some(log) = log {
+        assert_eq!(log.counts(), m.hooks, "hook calls, by hook_slot");
+        each_type!(T => {
+            same_removed(type_name::<T>(), world.removed::<T>(), &m.removed[T::KIND as usize]);
+        });
+    }
+    each_type!(T => {
+        assert_eq!(world.is_tracked::<T>(), m.cfg.tracked[T::KIND as usize], "{} tracked", type_name::<T>());
+        let want = m.cfg.group_of(T::KIND).map(|g| {
+            let [x, y] = GROUPS[g];
+            m.live.keys().filter(|&&e| per_kind!(x, X => m.has::<X>(e)) && per_kind!(y, Y => m.has::<Y>(e))).count()
+        });
+        assert_eq!(world.group_len::<T>(), want, "group_len of {}", type_name::<T>());
+    });
+    for g in 0..GROUPS.len() {
+        if m.cfg.groups.contains(&g) {
+            match g {
+                0 => check_group::<A, C>(world, m),
+                1 => check_group::<T2, G>(world, m),
+                _ => check_group::<C, B>(world, m),
+            }
+        }
+    }
+    assert!(
+        world.query::<(&B, &G)>().slices().is_none(),
+        "no such group"
+    );
     assert_eq!(world.len(), m.live.len());
     assert_eq!(world.is_empty(), m.live.is_empty());
     assert_eq!(world.entities().len(), m.live.len());
@@ -1720,12 +2644,35 @@ fn check_world(
     read_query!(world, m, probe, (step + 8) % 3, (Entity, Option<&T1>, Option<&G>), [.with::<A>()],
         |(e, t1, g)| (e, (t1.is_some(), g.is_some())),
         |e| m.has::<A>(e).then(|| (m.has::<T1>(e), m.has::<G>(e))));
+    // The shapes of the groups (walked in lockstep when declared), with and without filters.
+    read_query!(
+        world,
+        m,
+        probe,
+        (step + 9) % 3,
+        (Entity, &A, &C),
+        [],
+        |(e, a, c)| (e, (a.0, c.v)),
+        |e| Some((*m.get::<A>(e)?, *m.get::<C>(e)?))
+    );
+    read_query!(world, m, probe, (step + 10) % 3, (Entity, &C, Option<&B>, &A), [.with::<T1>().without::<G>()],
+        |(e, c, b, a)| (e, (c.v, b.map(|b| b.0.clone()), a.0)),
+        |e| (m.has::<T1>(e) && !m.has::<G>(e))
+            .then(|| Some((*m.get::<C>(e)?, m.get::<B>(e).cloned(), *m.get::<A>(e)?)))
+            .flatten());
+    read_query!(world, m, probe, (step + 11) % 3, (Entity, &G, &T2), [.with::<A>()],
+        |(e, _g, _t2)| (e, ()),
+        |e| (m.has::<G>(e) && m.has::<T2>(e) && m.has::<A>(e)).then_some(()));
+    read_query!(world, m, probe, (step + 12) % 3, (Entity, &B, &C), [.without::<T1>()],
+        |(e, b, c)| (e, (b.0.clone(), c.v)),
+        |e| (!m.has::<T1>(e)).then(|| Some((m.get::<B>(e).cloned()?, *m.get::<C>(e)?))).flatten());
 }
 
 /// A world loaded from unknown bytes: valid, every entity's components agree across the
-/// API, it saves and loads again to the same text, and it can be used.
+/// API, it saves and loads again (into a world made like it, `cfg`) to the same text, and it
+/// can be used.
 #[cfg(any(feature = "serde", fuzzing))]
-fn exercise_loaded(mut world: World) {
+fn exercise_loaded(mut world: World, cfg: &Config) {
     world.assert_invariants();
     let es: Vec<Entity> = world.query::<Entity>().iter().collect();
     assert_eq!(es.len(), world.len());
@@ -1739,7 +2686,9 @@ fn exercise_loaded(mut world: World) {
         assert_eq!(world.query_ref::<&T>().iter().count(), world.count::<T>());
     });
     let json = serde_json::to_string(&world).expect("a loaded world saves");
-    let mut again = new_world(0);
+    // Made like the first: a grouped tag is kept in a set (saved in its order), another in
+    // bits (saved in index order).
+    let (mut again, _) = configured_world(0, cfg);
     again
         .load(&mut serde_json::Deserializer::from_str(&json))
         .expect("a saved world loads");
@@ -1810,13 +2759,25 @@ mod props {
             1 => (any::<u8>(), 0u8..6).prop_map(|(form, after)| Op::PanicQuery { form, after }),
             1 => (any::<u8>(), vec(any::<u32>(), 0..6), 0u8..6, any::<bool>())
                 .prop_map(|(mask, seeds, at, walk)| Op::PanicBatch { mask, seeds, at, walk }),
+            1 => any::<u8>().prop_map(Op::Group),
+            1 => kind().prop_map(Op::Track),
+            6 => (any::<u8>(), any::<u8>(), target())
+                .prop_map(|(which, form, target)| Op::RunState { which, form, target }),
+            1 => any::<u8>().prop_map(Op::ResetState),
+            1 => Just(Op::Maintain),
+            1 => any::<u32>().prop_map(Op::SetTick),
+            1 => (any::<u8>(), any::<bool>()).prop_map(|(n, up)| Op::SortGroup(n, up)),
+            1 => any::<u8>().prop_map(Op::SliceWrite),
         ]
     }
 
+    /// A fixed seed (the same programs in every run, in CI too; the fuzz target explores),
+    /// and few enough cases for a debug build: each step checks the whole world.
     fn config() -> ProptestConfig {
         ProptestConfig {
-            cases: if cfg!(miri) { 3 } else { 1000 },
+            cases: if cfg!(miri) { 3 } else { 256 },
             failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x0d0d_2024),
             ..ProptestConfig::default()
         }
     }
@@ -1829,8 +2790,12 @@ mod props {
         #![proptest_config(config())]
 
         #[test]
-        fn world_matches_the_model(min_free in 0u32..3, ops in vec(op(), 1..OPS)) {
-            run(min_free, &ops);
+        fn world_matches_the_model(
+            min_free in 0u32..3,
+            setup in any::<u8>(),
+            ops in vec(op(), 1..OPS),
+        ) {
+            run(min_free, Setup(setup), &ops);
         }
     }
 

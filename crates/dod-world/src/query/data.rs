@@ -109,6 +109,17 @@ pub unsafe trait QueryData {
     #[doc(hidden)]
     unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Option<Self::Item<'w>>;
 
+    /// Whether entity `index` has every component the item requires, handing nothing out
+    /// and marking nothing.
+    #[doc(hidden)]
+    fn has(state: &Self::State<'_>, index: u32, pos: usize) -> bool;
+
+    /// Whether [`fetch`](QueryData::fetch) marks values changed (a tracked type handed out
+    /// mutably): then a tuple checks that every element matches before fetching any, so that
+    /// an entity the query skips is not marked.
+    #[doc(hidden)]
+    fn marks(state: &Self::State<'_>) -> bool;
+
     /// An item with a shorter lifetime (every item is covariant in it).
     #[doc(hidden)]
     fn shrink<'long: 'short, 'short>(item: Self::Item<'long>) -> Self::Item<'short>;
@@ -173,6 +184,16 @@ unsafe impl QueryData for Entity {
     #[inline]
     unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, _: usize) -> Option<Self::Item<'w>> {
         Some(state.entity_at(index))
+    }
+
+    #[inline]
+    fn has(_: &Self::State<'_>, _: u32, _: usize) -> bool {
+        true
+    }
+
+    #[inline]
+    fn marks(_: &Self::State<'_>) -> bool {
+        false
     }
 
     #[inline]
@@ -257,6 +278,21 @@ impl<'w, P: Copy> Column<'w, P> {
             Column::Set { sparse, .. } => sparse.indices().get(range.clone()) == indices.get(range),
             Column::Tag { .. } => false,
         }
+    }
+
+    /// Whether entity `index` has a value here.
+    #[inline]
+    fn holds(&self, index: u32, pos: usize) -> bool {
+        match self {
+            Column::Set { .. } => self.position(index, pos).is_some(),
+            Column::Tag { bits, .. } => bits.contains(index),
+        }
+    }
+
+    /// Whether fetching from this column writes change stamps.
+    #[inline]
+    fn stamps(&self) -> bool {
+        matches!(self, Column::Set { changed, .. } if !changed.is_null())
     }
 
     /// The dense position of entity `index`, or `None` if it has no value here: the run's
@@ -396,6 +432,16 @@ unsafe impl<T: Component> QueryData for &T {
     }
 
     #[inline]
+    fn has(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+        state.holds(index, pos)
+    }
+
+    #[inline]
+    fn marks(_: &Self::State<'_>) -> bool {
+        false
+    }
+
+    #[inline]
     fn shrink<'long: 'short, 'short>(item: &'long T) -> &'short T {
         item
     }
@@ -480,6 +526,16 @@ unsafe impl<T: Component> QueryData for &mut T {
             }
             Column::Tag { bits, .. } => bits.contains(index).then(tag_mut),
         }
+    }
+
+    #[inline]
+    fn has(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+        state.holds(index, pos)
+    }
+
+    #[inline]
+    fn marks(state: &Self::State<'_>) -> bool {
+        state.stamps()
     }
 
     #[inline]
@@ -572,6 +628,16 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     }
 
     #[inline]
+    fn has(_: &Self::State<'_>, _: u32, _: usize) -> bool {
+        true
+    }
+
+    #[inline]
+    fn marks(state: &Self::State<'_>) -> bool {
+        state.0.as_ref().is_some_and(Q::marks)
+    }
+
+    #[inline]
     fn shrink<'long: 'short, 'short>(item: Self::Item<'long>) -> Self::Item<'short> {
         item.map(Q::shrink)
     }
@@ -642,8 +708,24 @@ macro_rules! tuple_data {
 
             #[inline]
             unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Option<Self::Item<'w>> {
+                // An element that marks its value changed is fetched only once every element
+                // is known to match: otherwise an entity the query skips (a later element
+                // lacking its component) would be marked.
+                if Self::marks(state) && !Self::has(state, index, pos) {
+                    return None;
+                }
                 // SAFETY: forwarded contract, element by element.
                 Some(($(unsafe { $q::fetch(&state.$i, index, pos)? },)*))
+            }
+
+            #[inline]
+            fn has(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+                true $(&& $q::has(&state.$i, index, pos))*
+            }
+
+            #[inline]
+            fn marks(state: &Self::State<'_>) -> bool {
+                false $(|| $q::marks(&state.$i))*
             }
 
             #[inline]

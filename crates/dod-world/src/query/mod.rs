@@ -147,7 +147,7 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     /// What the query's elements and filters use, once checked.
     accesses: Option<Accesses>,
     /// The tick the query's state last ran at, updated by every run (change filters).
-    last_run: Option<&'w mut Tick>,
+    last_run: Option<&'w mut Option<Tick>>,
     _types: Types<Q, F>,
 }
 
@@ -170,7 +170,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     }
 
     /// The query, with its runs remembered in `last_run` (for change filters).
-    pub(crate) fn remembering(mut self, last_run: &'w mut Tick) -> Self {
+    pub(crate) fn remembering(mut self, last_run: &'w mut Option<Tick>) -> Self {
         self.last_run = Some(last_run);
         self
     }
@@ -243,8 +243,16 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         match &mut self.last_run {
             Some(last) => {
                 let now = self.world.next_run_tick();
-                let since = last.clamped(now);
-                **last = now;
+                let since = match **last {
+                    Some(last) => last.clamped(now),
+                    // Never run: every value is new. Every stamp is at most `now`, so all of
+                    // them are newer than `now + 1` (the whole circle of ticks back from
+                    // `now`), however far the counter has moved or wrapped since they were
+                    // made; a fixed tick such as 0 is not, once the counter has passed
+                    // `MAX_AGE` or wrapped.
+                    None => Tick(now.0.wrapping_add(1)),
+                };
+                **last = Some(now);
                 RunTicks { since, now }
             }
             None => {

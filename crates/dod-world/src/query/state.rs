@@ -31,7 +31,8 @@ use crate::world::{Shared, World};
 /// assert_eq!(uploaded, [es[3]]);
 /// ```
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
-    last_run: Tick,
+    /// `None` until the first run.
+    last_run: Option<Tick>,
     _types: Types<Q, F>,
 }
 
@@ -44,7 +45,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// ```
     pub const fn new() -> Self {
         QueryState {
-            last_run: Tick(0),
+            last_run: None,
             _types: PhantomData,
         }
     }
@@ -58,7 +59,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// assert!(q.last_run().get() > 0);
     /// ```
     pub fn last_run(&self) -> Tick {
-        self.last_run
+        self.last_run.unwrap_or_default()
     }
 
     /// The query on `world`, exclusively (see [`World::query`]).
@@ -105,7 +106,7 @@ impl<Q: QueryData, F: QueryFilter> Default for QueryState<Q, F> {
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryState<Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("QueryState")
-            .field("last_run", &self.last_run)
+            .field("last_run", &self.last_run())
             .finish()
     }
 }
