@@ -117,10 +117,7 @@ impl<C: Contender + ?Sized> Contender for Box<C> {
 pub type Boxed<'a> = Box<dyn Contender + 'a>;
 
 /// The contender `name` whose samples `sample` takes.
-pub fn contender<'a>(
-    name: impl Into<String>,
-    sample: impl FnMut() -> Duration + 'a,
-) -> Boxed<'a> {
+pub fn contender<'a>(name: impl Into<String>, sample: impl FnMut() -> Duration + 'a) -> Boxed<'a> {
     Box::new((name.into(), sample))
 }
 
@@ -395,6 +392,38 @@ impl Table {
         self.notes.push(s.into());
     }
 
+    /// Measures rows given row by row, column by column: `rows[r].1[c]` is row `r`'s sampler of
+    /// column `c` (`None`: not applicable). The samplers of one column are measured together
+    /// with [`measure`] and dropped before the next column; each cell is `value(c, duration)`.
+    pub fn measure_rows<'a>(
+        &mut self,
+        reps: usize,
+        rows: Vec<(String, Vec<Option<Sampler<'a>>>)>,
+        value: impl Fn(usize, Duration) -> f64,
+    ) {
+        let (names, mut grid): (Vec<String>, Vec<Vec<Option<Sampler<'a>>>>) =
+            rows.into_iter().unzip();
+        for (name, row) in names.iter().zip(&grid) {
+            assert_eq!(row.len(), self.columns.len(), "one sampler per column");
+            if !self.rows.iter().any(|r| &r.name == name) {
+                self.empty_rows([name.as_str()]);
+            }
+        }
+        for c in 0..self.columns.len() {
+            let mut cs: Vec<(&str, Sampler<'a>)> = names
+                .iter()
+                .zip(grid.iter_mut())
+                .filter_map(|(name, row)| Some((name.as_str(), row[c].take()?)))
+                .collect();
+            if cs.is_empty() {
+                continue;
+            }
+            let timings = measure(reps, &mut cs);
+            drop(cs);
+            self.fill(c, &timings, |d| value(c, d));
+        }
+    }
+
     /// The smallest value of column `col`.
     pub fn best(&self, c: usize) -> Option<f64> {
         self.best_row(c).and_then(|i| self.rows[i].cells[c])
@@ -556,8 +585,7 @@ pub fn pin_allocator(pin: bool) -> String {
         // report starts other threads and takes its own lock.
         let ok = unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, PINNED_MMAP_THRESHOLD as libc::c_int) == 1
-                && libc::mallopt(libc::M_TRIM_THRESHOLD, PINNED_TRIM_THRESHOLD as libc::c_int)
-                    == 1
+                && libc::mallopt(libc::M_TRIM_THRESHOLD, PINNED_TRIM_THRESHOLD as libc::c_int) == 1
         };
         return if ok {
             format!(
@@ -652,7 +680,11 @@ mod tests {
             [1000, 20, 40, 30, 10],
             [1000, 7, 7, 7, 7],
         );
-        let mut cs = vec![fake("a", &log, &a), fake("b", &log, &b), fake("c", &log, &c)];
+        let mut cs = vec![
+            fake("a", &log, &a),
+            fake("b", &log, &b),
+            fake("c", &log, &c),
+        ];
         let t = measure(4, &mut cs);
         drop(cs);
         let order = log.borrow().clone();
@@ -668,7 +700,11 @@ mod tests {
         );
         let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
-        let ns = |v: &[u64]| v.iter().map(|&x| Duration::from_nanos(x)).collect::<Vec<_>>();
+        let ns = |v: &[u64]| {
+            v.iter()
+                .map(|&x| Duration::from_nanos(x))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(t[0].rounds, ns(&[5, 1, 9, 3]));
         assert_eq!(t[1].rounds, ns(&[20, 40, 30, 10]));
         // Upper median of an even count.
@@ -727,12 +763,21 @@ mod tests {
         assert_eq!(t.spread(1, 0), None);
         // odd: ratios 1, 3, 1, 1, 1 -> p10 = 1, p90 = 1 + 0.6 * 2 = 2.2.
         let (lo, hi) = t.spread(2, 0).unwrap();
-        assert!((lo - 1.0).abs() < 1e-12 && (hi - 2.2).abs() < 1e-12, "{lo} {hi}");
+        assert!(
+            (lo - 1.0).abs() < 1e-12 && (hi - 2.2).abs() < 1e-12,
+            "{lo} {hi}"
+        );
         // Bytes were not measured in a rotation.
         assert_eq!(t.spread(0, 1), None);
         let md = t.to_markdown();
-        assert!(md.contains("| slow | 2.00 (2.00x, 2.00–2.00) | 300.0 (3.00x) |"), "{md}");
-        assert!(md.contains("| fast | **1.00** (1.00x) | **100.0** (1.00x) |"), "{md}");
+        assert!(
+            md.contains("| slow | 2.00 (2.00x, 2.00–2.00) | 300.0 (3.00x) |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| fast | **1.00** (1.00x) | **100.0** (1.00x) |"),
+            "{md}"
+        );
         assert!(md.contains("1.00–2.20"), "{md}");
         let json = t.to_json();
         assert_eq!(json["rows"][0]["spread"][0], serde_json::json!([2.0, 2.0]));

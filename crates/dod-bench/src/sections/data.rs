@@ -403,7 +403,15 @@ impl Cells {
     }
 }
 
-pub fn run(cfg: &Config) -> Vec<Table> {
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "data",
+    about:
+        "DataComponent and DataStore against a naive tree, serde_json, FxHashMap and flexbuffers",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     let large = cfg.n_or(100_000, 10_000);
     let mut tables = Vec::new();
     for n in [1_000, large] {
