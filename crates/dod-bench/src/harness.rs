@@ -185,14 +185,6 @@ pub fn measure<C: Contender>(reps: usize, contenders: &mut [C]) -> Vec<Timing> {
         .collect()
 }
 
-/// Runs `f` once uncounted, then `reps` times, and returns the median: the old way, one
-/// contender after another, kept until every section measures with [`measure`].
-pub fn median(reps: usize, mut f: impl FnMut() -> Duration) -> Duration {
-    f();
-    let v: Vec<Duration> = (0..reps.max(1)).map(|_| f()).collect();
-    median_of(&v)
-}
-
 /// The median of some durations (the upper one of an even count).
 fn median_of(v: &[Duration]) -> Duration {
     let mut v = v.to_vec();
