@@ -27,7 +27,8 @@ per table to DIR
 (default: target/dod-report/ of the workspace). Progress goes to stderr.
   --n N      element count for the sections that take one
   --quick    small sizes, 3 repetitions: a smoke run
-  --reps R   repetitions per cell, the median is reported (default 7, quick 3)
+  --reps R   rounds per column after one warm-up round; each round times every contender
+             of the column once; the median is reported (default 7, quick 3)
   --seed S   seed of every random sequence (default 1)
   --unpinned leave glibc's mmap and trim thresholds to move as they do by default
              (by default the report fixes them, so that every contender allocates alike)
@@ -168,7 +169,7 @@ fn write_report(
         "seed": config.seed,
         "n": config.n,
         "allocator": allocator,
-        "spread": "per cell, the 10th and 90th percentiles over the rounds of its ratio to the column's best row in the same round",
+        "spread": "per cell, the lowest and highest over the rounds of its ratio to the column's best row in the same round",
         "unix_time": std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -196,7 +197,7 @@ fn main() -> ExitCode {
     let header = format!(
         "# dod comparison report\n\nMachine: {}. Date: {}. Rounds per cell: {} after one \
          uncounted warm-up round; every round times each contender of a column once, in \
-         turns; the median is reported. Spread: the 10th–90th percentile over the rounds of a \
+         turns; the median is reported. Spread: the lowest and highest over the rounds of a \
          cell's ratio to its column's best row in the same round. Allocator: {}. Seed: {}.{}\n",
         machine(),
         today(),
