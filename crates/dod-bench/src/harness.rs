@@ -467,10 +467,21 @@ impl Table {
     /// the spread of that ratio over the rounds.
     pub fn to_markdown(&self) -> String {
         let mut s = format!("### {}\n\n", self.title);
-        s += &format!(
-            "{}; in parentheses, the ratio to the best row of the column and, {SPREAD_NOTE}.\n\n",
-            self.unit
-        );
+        let rotated = self
+            .rows
+            .iter()
+            .any(|r| r.rounds.iter().any(Option::is_some));
+        if rotated {
+            s += &format!(
+                "{}; in parentheses, the ratio to the best row of the column and, {SPREAD_NOTE}.\n\n",
+                self.unit
+            );
+        } else {
+            s += &format!(
+                "{}; in parentheses, the ratio to the best row of the column.\n\n",
+                self.unit
+            );
+        }
         s += "| |";
         for c in &self.columns {
             s += &format!(" {c} |");
@@ -654,6 +665,8 @@ mod tests {
         assert!(md.contains("**2.00** (1.00x)"), "{md}");
         assert!(md.contains("4.00 (2.00x)"), "{md}");
         assert!(md.contains(" — |"), "{md}");
+        // Nothing measured in rounds: the header does not promise a spread.
+        assert!(!md.contains("lowest and highest"), "{md}");
     }
 
     /// A contender whose samples are given durations (in ns), recording when it runs.
@@ -777,6 +790,7 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("1.00–3.00"), "{md}");
+        assert!(md.contains("lowest and highest"), "{md}");
         let json = t.to_json();
         assert_eq!(json["rows"][0]["spread"][0], serde_json::json!([2.0, 2.0]));
         assert_eq!(json["rows"][0]["spread"][1], serde_json::Value::Null);
