@@ -1,8 +1,10 @@
-//! `dod-bench`: the comparison report. Every contender of a table runs in the same process, each
-//! cell is the median of several repetitions, and each is shown with its ratio to the best row.
+//! `dod-bench`: the comparison report. Every contender of a table runs in the same process; the
+//! contenders of a column are timed in turns, round after round (see [`harness::measure`]); each
+//! cell is the median of its rounds, shown with its ratio to the best row and that ratio's
+//! spread over the rounds.
 //!
 //! ```text
-//! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR]
+//! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--unpinned]
 //! ```
 
 mod alloc_counter;
@@ -18,26 +20,31 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: dod-bench [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--list]
+usage: dod-bench [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--unpinned] [--list]
 
 Prints markdown tables to stdout and writes report.md, results.json and an SVG chart
 per table to DIR
 (default: target/dod-report/ of the workspace). Progress goes to stderr.
   --n N      element count for the sections that take one
   --quick    small sizes, 3 repetitions: a smoke run
-  --reps R   repetitions per cell, the median is reported (default 7, quick 3)
+  --reps R   rounds per column after one warm-up round; each round times every contender
+             of the column once; the median is reported (default 7, quick 3)
   --seed S   seed of every random sequence (default 1)
+  --unpinned leave glibc's mmap and trim thresholds to move as they do by default
+             (by default the report fixes them, so that every contender allocates alike)
   --list     list the sections";
 
 struct Args {
     sections: Vec<&'static sections::Section>,
     config: Config,
     out: PathBuf,
+    unpinned: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut names = Vec::new();
     let (mut n, mut quick, mut reps, mut seed, mut out) = (None, false, None, 1u64, None);
+    let mut unpinned = false;
     fn value<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
         v.parse().map_err(|_| format!("{flag}: cannot read {v:?}"))
@@ -55,6 +62,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
                 return Ok(None);
             }
             "--quick" => quick = true,
+            "--unpinned" => unpinned = true,
             "--n" => n = Some(value::<usize>("--n", args.next())?),
             "--reps" => reps = Some(value::<usize>("--reps", args.next())?),
             "--seed" => seed = value::<u64>("--seed", args.next())?,
@@ -94,6 +102,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
         sections: chosen,
         config,
         out,
+        unpinned,
     }))
 }
 
@@ -139,6 +148,7 @@ fn write_report(
     header: &str,
     tables: &[Table],
     config: &Config,
+    allocator: &str,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(out)?;
     let mut md = String::from(header);
@@ -158,6 +168,8 @@ fn write_report(
         "reps": config.reps,
         "seed": config.seed,
         "n": config.n,
+        "allocator": allocator,
+        "spread": "per cell, the lowest and highest over the rounds of its ratio to the column's best row in the same round",
         "unix_time": std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -178,15 +190,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let allocator = harness::pin_allocator(!args.unpinned);
     if cfg!(debug_assertions) {
         eprintln!("dod-bench: this is a debug build; run with --release for meaningful numbers");
     }
     let header = format!(
-        "# dod comparison report\n\nMachine: {}. Date: {}. Repetitions per cell: {} (median). \
-         Seed: {}.{}\n",
+        "# dod comparison report\n\nMachine: {}. Date: {}. Rounds per cell: {} after one \
+         uncounted warm-up round; every round times each contender of a column once, in \
+         turns; the median is reported. Spread: the lowest and highest over the rounds of a \
+         cell's ratio to its column's best row in the same round. Allocator: {}. Seed: {}.{}\n",
         machine(),
         today(),
         args.config.reps,
+        allocator,
         args.config.seed,
         if args.config.quick {
             " Quick run: small sizes, numbers are only a smoke test."
@@ -210,7 +226,7 @@ fn main() -> ExitCode {
         tables.extend(ts);
     }
     bar.finish_and_clear();
-    if let Err(e) = write_report(&args.out, &header, &tables, &args.config) {
+    if let Err(e) = write_report(&args.out, &header, &tables, &args.config, &allocator) {
         eprintln!(
             "dod-bench: cannot write the report to {}: {e}",
             args.out.display()
@@ -248,6 +264,8 @@ mod tests {
         assert_eq!(a.config.reps, 2);
         assert_eq!(a.config.seed, 9);
         assert_eq!(a.out, PathBuf::from("/tmp/x"));
+        assert!(!a.unpinned);
+        assert!(parse("pool --unpinned").unwrap().unwrap().unpinned);
         assert_eq!(a.sections.len(), sections::SECTIONS.len());
     }
 

@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use dod::Pool;
 
-use crate::harness::{median, progress, time, Config, Table};
+use crate::harness::{contender, measure, per_elem, progress, time, Config, Table};
 
 type Matrix = [f32; 16];
 
@@ -25,7 +25,14 @@ fn visit(acc: f32, m: &Matrix) -> f32 {
     acc + m[0] + m[5] + m[10] + m[15]
 }
 
-pub(crate) fn run(cfg: &Config) -> Vec<Table> {
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "alive",
+    about: "alive flags inside 64-byte objects vs Pool's separate flags",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     let n = cfg.n_or(100_000, 10_000);
     let cols: Vec<String> = FRACTIONS
         .iter()
@@ -39,9 +46,10 @@ pub(crate) fn run(cfg: &Config) -> Vec<Table> {
     )
     .columns(&col_refs);
 
-    let mut in_object = Vec::new();
-    let mut pool_row = Vec::new();
-    for &f in &FRACTIONS {
+    const ROW_IN: &str = "flag inside the object: Vec<Obj { alive: bool, m: [f32; 16] }>";
+    const ROW_POOL: &str = "dod::Pool<[f32; 16]> (flags in a BitSet)";
+    t.empty_rows([ROW_IN, ROW_POOL]);
+    for (col, &f) in FRACTIONS.iter().enumerate() {
         progress(format!("alive: {} %", f * 100.0));
         let mut rng = cfg.rng(&format!("alive {f}"));
         let alive: Vec<bool> = (0..n).map(|_| rng.unit() < f).collect();
@@ -61,27 +69,25 @@ pub(crate) fn run(cfg: &Config) -> Vec<Table> {
             }
         }
 
-        let d = median(cfg.reps, || {
-            time(|| {
-                objs.iter()
-                    .filter(|o| o.alive)
-                    .fold(0.0f32, |acc, o| visit(acc, &o.m))
-            })
-            .0
-        });
-        in_object.push(Some(crate::harness::per_elem(d, n)));
-        let d = median(cfg.reps, || time(|| pool.values().fold(0.0f32, visit)).0);
-        pool_row.push(Some(crate::harness::per_elem(d, n)));
+        let timings = measure(
+            cfg.reps,
+            &mut [
+                contender(ROW_IN, || {
+                    time(|| {
+                        objs.iter()
+                            .filter(|o| o.alive)
+                            .fold(0.0f32, |acc, o| visit(acc, &o.m))
+                    })
+                    .0
+                }),
+                contender(ROW_POOL, || time(|| pool.values().fold(0.0f32, visit)).0),
+            ],
+        );
+        t.fill(col, &timings, |d| per_elem(d, n));
         black_box(&pool);
     }
-    t.row(
-        "flag inside the object: Vec<Obj { alive: bool, m: [f32; 16] }>",
-        in_object,
-    );
-    t.row("dod::Pool<[f32; 16]> (flags in a BitSet)", pool_row);
 
-    let row_in = "flag inside the object: Vec<Obj { alive: bool, m: [f32; 16] }>";
-    let row_pool = "dod::Pool<[f32; 16]> (flags in a BitSet)";
+    let (row_in, row_pool) = (ROW_IN, ROW_POOL);
     if let Some(r) = t.ratio(row_in, row_pool, &cols[1]) {
         let verdict = if r >= 5.0 { "met" } else { "not met" };
         t.note(format!(

@@ -11,7 +11,7 @@ use fixedbitset::FixedBitSet;
 use hibitset::{BitSetAnd, BitSetLike, BitSetNot};
 use roaring::RoaringBitmap;
 
-use crate::harness::{median, progress, time, Config, Rng, Table};
+use crate::harness::{progress, time, Config, Rng, Sampler, Table};
 
 const DENSITIES: [f64; 6] = [0.0001, 0.001, 0.01, 0.1, 0.5, 0.9];
 const COLUMNS: [&str; 5] = [
@@ -89,13 +89,16 @@ fn walk_words(words: impl Iterator<Item = u64>) -> usize {
     acc
 }
 
-fn us(d: Duration) -> Option<f64> {
-    Some(d.as_secs_f64() * 1e6)
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
 }
 
-/// Times `work` on a fresh clone of `init` (cloned outside the timing).
-fn timed_mut<S: Clone, R>(reps: usize, init: &S, mut work: impl FnMut(&mut S) -> R) -> Option<f64> {
-    us(median(reps, || {
+/// A sampler of `work` on a fresh clone of `init` (cloned outside the timing).
+fn timed_mut<'a, S: Clone, R>(
+    init: &'a S,
+    mut work: impl FnMut(&mut S) -> R + 'a,
+) -> Option<Sampler<'a>> {
+    Some(Box::new(move || {
         let mut s = init.clone();
         let (d, r) = time(|| work(&mut s));
         black_box(r);
@@ -104,8 +107,8 @@ fn timed_mut<S: Clone, R>(reps: usize, init: &S, mut work: impl FnMut(&mut S) ->
     }))
 }
 
-fn timed<R>(reps: usize, mut work: impl FnMut() -> R) -> Option<f64> {
-    us(median(reps, || time(&mut work).0))
+fn timed<'a, R>(mut work: impl FnMut() -> R + 'a) -> Option<Sampler<'a>> {
+    Some(Box::new(move || time(&mut work).0))
 }
 
 fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
@@ -126,31 +129,32 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     .columns(&COLUMNS);
 
     let probes = &probes;
+    let mut rows: Vec<(String, Vec<Option<Sampler<'_>>>)> = Vec::new();
     // dod::BitSet
-    t.row(
-        ROWS[0],
+    rows.push((
+        ROWS[0].to_string(),
         vec![
-            timed(reps, || a.bitset.iter().fold(0, fold32)),
-            timed(reps, || a.bitset.and(&b.bitset).iter().fold(0, fold32)),
-            timed(reps, || a.bitset.and_not(&b.bitset).iter().fold(0, fold32)),
-            timed(reps, || {
+            timed(|| a.bitset.iter().fold(0, fold32)),
+            timed(|| a.bitset.and(&b.bitset).iter().fold(0, fold32)),
+            timed(|| a.bitset.and_not(&b.bitset).iter().fold(0, fold32)),
+            timed(|| {
                 probes
                     .iter()
                     .filter(|&&i| a.bitset.contains(i as u32))
                     .count()
             }),
-            timed_mut(reps, &a.bitset, |s| {
+            timed_mut(&a.bitset, |s| {
                 probes.iter().for_each(|&i| {
                     s.insert(i as u32);
                 })
             }),
         ],
-    );
+    ));
     // Vec<bool>
-    t.row(
-        ROWS[1],
+    rows.push((
+        ROWS[1].to_string(),
         vec![
-            timed(reps, || {
+            timed(|| {
                 a.bools
                     .iter()
                     .enumerate()
@@ -158,7 +162,7 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
                     .map(|(i, _)| i)
                     .fold(0, fold)
             }),
-            timed(reps, || {
+            timed(|| {
                 a.bools
                     .iter()
                     .zip(&b.bools)
@@ -167,7 +171,7 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
                     .map(|(i, _)| i)
                     .fold(0, fold)
             }),
-            timed(reps, || {
+            timed(|| {
                 a.bools
                     .iter()
                     .zip(&b.bools)
@@ -176,119 +180,106 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
                     .map(|(i, _)| i)
                     .fold(0, fold)
             }),
-            timed(reps, || probes.iter().filter(|&&i| a.bools[i]).count()),
-            timed_mut(reps, &a.bools, |s| probes.iter().for_each(|&i| s[i] = true)),
+            timed(|| probes.iter().filter(|&&i| a.bools[i]).count()),
+            timed_mut(&a.bools, |s| probes.iter().for_each(|&i| s[i] = true)),
         ],
-    );
+    ));
     // Hand-written Vec<u64>
-    t.row(
-        ROWS[2],
+    rows.push((
+        ROWS[2].to_string(),
         vec![
-            timed(reps, || walk_words(a.words.iter().copied())),
-            timed(reps, || {
-                walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & y))
-            }),
-            timed(reps, || {
-                walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & !y))
-            }),
-            timed(reps, || {
+            timed(|| walk_words(a.words.iter().copied())),
+            timed(|| walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & y))),
+            timed(|| walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & !y))),
+            timed(|| {
                 probes
                     .iter()
                     .filter(|&&i| a.words[i >> 6] >> (i & 63) & 1 != 0)
                     .count()
             }),
-            timed_mut(reps, &a.words, |s| {
+            timed_mut(&a.words, |s| {
                 probes.iter().for_each(|&i| s[i >> 6] |= 1 << (i & 63))
             }),
         ],
-    );
+    ));
     // fixedbitset
-    t.row(
-        ROWS[3],
+    rows.push((
+        ROWS[3].to_string(),
         vec![
-            timed(reps, || a.fixed.ones().fold(0, fold)),
-            timed(reps, || a.fixed.intersection(&b.fixed).fold(0, fold)),
-            timed(reps, || a.fixed.difference(&b.fixed).fold(0, fold)),
-            timed(reps, || {
-                probes.iter().filter(|&&i| a.fixed.contains(i)).count()
-            }),
-            timed_mut(reps, &a.fixed, |s| probes.iter().for_each(|&i| s.insert(i))),
+            timed(|| a.fixed.ones().fold(0, fold)),
+            timed(|| a.fixed.intersection(&b.fixed).fold(0, fold)),
+            timed(|| a.fixed.difference(&b.fixed).fold(0, fold)),
+            timed(|| probes.iter().filter(|&&i| a.fixed.contains(i)).count()),
+            timed_mut(&a.fixed, |s| probes.iter().for_each(|&i| s.insert(i))),
         ],
-    );
+    ));
     // hibitset
-    t.row(
-        ROWS[4],
+    rows.push((
+        ROWS[4].to_string(),
         vec![
-            timed(reps, || (&a.hi).iter().map(|i| i as usize).fold(0, fold)),
-            timed(reps, || {
+            timed(|| (&a.hi).iter().map(|i| i as usize).fold(0, fold)),
+            timed(|| {
                 BitSetAnd(&a.hi, &b.hi)
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(reps, || {
+            timed(|| {
                 BitSetAnd(&a.hi, BitSetNot(&b.hi))
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(reps, || {
-                probes.iter().filter(|&&i| a.hi.contains(i as u32)).count()
-            }),
-            timed_mut(reps, &a.hi, |s| {
+            timed(|| probes.iter().filter(|&&i| a.hi.contains(i as u32)).count()),
+            timed_mut(&a.hi, |s| {
                 probes.iter().for_each(|&i| {
                     s.add(i as u32);
                 })
             }),
         ],
-    );
+    ));
     // roaring: no lazy AND, so the idiomatic `&a & &b` builds the result.
-    t.row(
-        ROWS[5],
+    rows.push((
+        ROWS[5].to_string(),
         vec![
-            timed(reps, || a.roaring.iter().map(|i| i as usize).fold(0, fold)),
-            timed(reps, || {
+            timed(|| a.roaring.iter().map(|i| i as usize).fold(0, fold)),
+            timed(|| {
                 (&a.roaring & &b.roaring)
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(reps, || {
+            timed(|| {
                 (&a.roaring - &b.roaring)
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(reps, || {
+            timed(|| {
                 probes
                     .iter()
                     .filter(|&&i| a.roaring.contains(i as u32))
                     .count()
             }),
-            timed_mut(reps, &a.roaring, |s| {
+            timed_mut(&a.roaring, |s| {
                 probes.iter().for_each(|&i| {
                     s.insert(i as u32);
                 })
             }),
         ],
-    );
+    ));
     // bitvec
-    t.row(
-        ROWS[6],
+    rows.push((
+        ROWS[6].to_string(),
         vec![
-            timed(reps, || a.bitvec.iter_ones().fold(0, fold)),
-            timed(reps, || {
-                a.bitvec.iter_ones().filter(|&i| b.bitvec[i]).fold(0, fold)
-            }),
-            timed(reps, || {
-                a.bitvec.iter_ones().filter(|&i| !b.bitvec[i]).fold(0, fold)
-            }),
-            timed(reps, || probes.iter().filter(|&&i| a.bitvec[i]).count()),
-            timed_mut(reps, &a.bitvec, |s| {
-                probes.iter().for_each(|&i| s.set(i, true))
-            }),
+            timed(|| a.bitvec.iter_ones().fold(0, fold)),
+            timed(|| a.bitvec.iter_ones().filter(|&i| b.bitvec[i]).fold(0, fold)),
+            timed(|| a.bitvec.iter_ones().filter(|&i| !b.bitvec[i]).fold(0, fold)),
+            timed(|| probes.iter().filter(|&&i| a.bitvec[i]).count()),
+            timed_mut(&a.bitvec, |s| probes.iter().for_each(|&i| s.set(i, true))),
         ],
-    );
+    ));
+    t.measure_rows(reps, rows, |_, d| us(d));
     let worst = (0..COLUMNS.len())
         .filter_map(|c| Some((c, t.rows[0].cells[c]? / t.best(c)?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
@@ -324,15 +315,16 @@ fn claim_table(cfg: &Config, universe: usize) -> Table {
         "µs per workload (median)",
     )
     .columns(&["claim first zero, set it"]);
-    t.row(
-        "dod::BitSet (any-clear summary)",
-        vec![timed_mut(cfg.reps, &full.bitset, |s| {
+    let mut rows: Vec<(String, Vec<Option<Sampler<'_>>>)> = Vec::new();
+    rows.push((
+        "dod::BitSet (any-clear summary)".to_string(),
+        vec![timed_mut(&full.bitset, |s| {
             (0..claims).map(|_| s.claim()).fold(0, fold32)
         })],
-    );
-    t.row(
-        "Vec<u64> linear scan",
-        vec![timed_mut(slow_reps, &full.words, |s| {
+    ));
+    rows.push((
+        "Vec<u64> linear scan".to_string(),
+        vec![timed_mut(&full.words, |s| {
             (0..claims)
                 .map(|_| {
                     let w = s
@@ -345,10 +337,10 @@ fn claim_table(cfg: &Config, universe: usize) -> Table {
                 })
                 .fold(0, fold)
         })],
-    );
-    t.row(
-        "fixedbitset (zeroes().next())",
-        vec![timed_mut(slow_reps, &full.fixed, |s| {
+    ));
+    rows.push((
+        "fixedbitset (zeroes().next())".to_string(),
+        vec![timed_mut(&full.fixed, |s| {
             (0..claims)
                 .map(|_| {
                     let i = s.zeroes().next().expect("a zero remains");
@@ -357,10 +349,10 @@ fn claim_table(cfg: &Config, universe: usize) -> Table {
                 })
                 .fold(0, fold)
         })],
-    );
-    t.row(
-        "bitvec (first_zero)",
-        vec![timed_mut(slow_reps, &full.bitvec, |s| {
+    ));
+    rows.push((
+        "bitvec (first_zero)".to_string(),
+        vec![timed_mut(&full.bitvec, |s| {
             (0..claims)
                 .map(|_| {
                     let i = s.first_zero().expect("a zero remains");
@@ -369,7 +361,9 @@ fn claim_table(cfg: &Config, universe: usize) -> Table {
                 })
                 .fold(0, fold)
         })],
-    );
+    ));
+    // Every row runs as often as the slowest may.
+    t.measure_rows(slow_reps, rows, |_, d| us(d));
     if let Some(r) = t.ratio(
         "Vec<u64> linear scan",
         "dod::BitSet (any-clear summary)",
@@ -387,7 +381,14 @@ fn claim_table(cfg: &Config, universe: usize) -> Table {
     t
 }
 
-pub(crate) fn run(cfg: &Config) -> Vec<Table> {
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "bits",
+    about: "BitSet vs Vec<bool>, a Vec<u64> walk, fixedbitset, hibitset, roaring, bitvec",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     let universe = cfg.n_or(1 << 20, 1 << 16);
     let mut tables = Vec::new();
     for d in DENSITIES {

@@ -4,9 +4,10 @@
 //! (`HashMap<String, Value>` with nested maps), `serde_json::Value`, `FxHashMap<u32, Value>`
 //! (hashed keys, std allocations) and, for saving and loading, `flexbuffers`.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::time::Duration;
+use std::rc::Rc;
 
 use dod::data::{DataComponent, DataKey, DataStore, OwnedValue, Value};
 use dod::Handle;
@@ -14,7 +15,7 @@ use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use crate::alloc_counter;
-use crate::harness::{median, per_elem, progress, time, Config, Rng, Table};
+use crate::harness::{per_elem, progress, time, Config, Rng, Sampler, Table};
 
 /// Every path the workload uses: the sheet, then the extras.
 const PATHS: &[&[&str]] = &[
@@ -328,17 +329,78 @@ fn load_components(mut b: &[u8]) -> Vec<DataComponent> {
     out
 }
 
-/// Runs the section.
-/// The median time to clone `items[e]` for every `e` of `targets`.
-fn time_clones<C: Clone + HasLen>(reps: usize, targets: &[usize], items: &[C]) -> Duration {
-    median(reps, || {
-        time(|| {
-            targets
-                .iter()
-                .map(|&e| black_box(items[e].clone()).len())
-                .sum::<usize>()
-        })
-        .0
+/// What every contender runs: the same entities, random gets, and entities to change.
+struct Work {
+    n: usize,
+    ops: usize,
+    specs: Vec<Spec>,
+    keys: Vec<DataKey>,
+    /// Random gets: (entity, path).
+    queries: Vec<(usize, usize)>,
+    /// Entities to change or clone: every entity once in random order, again and again.
+    targets: Vec<usize>,
+    /// The growing string the "set string" column writes, a longer prefix each time.
+    long: String,
+}
+
+/// What a contender holds per entity, from the counting allocator.
+struct Memory {
+    bytes: isize,
+    allocs: usize,
+    re_allocs: usize,
+}
+
+/// One contender, built and ready to be measured: a sampler per column of [`COLS`] (`None`:
+/// not applicable), what it holds, and its answer to the random gets.
+struct Built<'w> {
+    name: &'static str,
+    samplers: Vec<Option<Sampler<'w>>>,
+    memory: Option<Memory>,
+    sum: Option<f64>,
+}
+
+/// A contender's state, shared by its samplers (one column runs at a time).
+type Shared<S> = Rc<RefCell<S>>;
+
+/// A sampler of `work`, which builds something the sample then drops, outside the timing.
+fn timed<'w, R>(mut work: impl FnMut() -> R + 'w) -> Option<Sampler<'w>> {
+    Some(Box::new(move || time(&mut work).0))
+}
+
+/// A sampler of `work` on the contender's state, borrowed outside the timing.
+fn on<'w, S: 'w, R>(
+    state: &Shared<S>,
+    mut work: impl FnMut(&mut S) -> R + 'w,
+) -> Option<Sampler<'w>> {
+    let state = Rc::clone(state);
+    Some(Box::new(move || {
+        let mut s = state.borrow_mut();
+        time(|| work(&mut s)).0
+    }))
+}
+
+/// A sampler of `load` on the bytes `save` makes of the state as the first (uncounted) sample
+/// finds it: after the set columns, as a program would save it.
+fn on_saved<'w, S: 'w, B: 'w, R>(
+    state: &Shared<S>,
+    save: impl Fn(&S) -> B + 'w,
+    mut load: impl FnMut(&B) -> R + 'w,
+) -> Option<Sampler<'w>> {
+    let state = Rc::clone(state);
+    let mut saved: Option<B> = None;
+    Some(Box::new(move || {
+        let b = saved.get_or_insert_with(|| save(&state.borrow()));
+        time(|| load(b)).0
+    }))
+}
+
+/// Times cloning `items[e]` for every target `e`.
+fn clones<'w, C: Clone + HasLen + 'w>(w: &'w Work, items: &Shared<Vec<C>>) -> Option<Sampler<'w>> {
+    on(items, move |items| {
+        w.targets
+            .iter()
+            .map(|&e| black_box(items[e].clone()).len())
+            .sum::<usize>()
     })
 }
 
@@ -359,51 +421,335 @@ impl<K, V, S> HasLen for HashMap<K, V, S> {
     }
 }
 
-/// One contender's measurements, for a row in the time table and one in the memory table.
-struct Cells {
-    build: Duration,
-    get: Duration,
-    set_f: Duration,
-    set_s: Duration,
-    clone: Duration,
-    /// Save and load, for the contenders that have a byte format.
-    save_load: Option<(Duration, Duration)>,
-    bytes: isize,
-    allocs: usize,
-    re_allocs: usize,
+/// Builds with the counting allocator watching, then clears and builds again: the value and
+/// what it holds.
+fn built_counted<T>(build: impl FnOnce() -> T, rebuild: impl FnOnce(&mut T)) -> (T, Memory) {
+    let (mut v, allocs, bytes) = counted(build);
+    let (_, re_allocs, _) = counted(|| rebuild(&mut v));
+    (
+        v,
+        Memory {
+            bytes,
+            allocs,
+            re_allocs,
+        },
+    )
 }
 
-impl Cells {
-    /// Adds the rows: times per entity (build, save, load) or per operation, memory per entity.
-    fn push(self, name: &str, n: usize, ops: usize, t: &mut Table, mem: &mut Table) {
-        let (save, load) = match self.save_load {
-            Some((s, l)) => (Some(per_elem(s, n)), Some(per_elem(l, n))),
-            None => (None, None),
-        };
-        t.row(
-            name,
-            vec![
-                Some(per_elem(self.build, n)),
-                Some(per_elem(self.get, ops)),
-                Some(per_elem(self.set_f, ops)),
-                Some(per_elem(self.set_s, ops)),
-                Some(per_elem(self.clone, ops)),
-                save,
-                load,
-            ],
-        );
-        mem.row(
-            name,
-            vec![
-                Some(self.bytes as f64 / n as f64),
-                Some(self.allocs as f64 / n as f64),
-                Some(self.re_allocs as f64 / n as f64),
-            ],
-        );
+/// A `DataComponent` per entity.
+fn component(w: &Work) -> Built<'_> {
+    let (cs, memory) = built_counted(
+        || build_components(&w.specs, &w.keys),
+        |cs| {
+            for (c, s) in cs.iter_mut().zip(&w.specs) {
+                c.clear();
+                for (p, v) in &s.entries {
+                    c.set(w.keys[*p], v);
+                }
+            }
+        },
+    );
+    let get = move |cs: &mut Vec<DataComponent>| {
+        w.queries
+            .iter()
+            .map(|&(e, k)| weigh(cs[e].get(w.keys[k])))
+            .sum::<f64>()
+    };
+    let cs = Rc::new(RefCell::new(cs));
+    let sum = get(&mut cs.borrow_mut());
+    let mut lens = vec![16usize; w.n];
+    Built {
+        name: COMPONENT,
+        samplers: vec![
+            timed(move || build_components(&w.specs, &w.keys)),
+            on(&cs, get),
+            on(&cs, move |cs| {
+                for (i, &e) in w.targets.iter().enumerate() {
+                    cs[e].set(w.keys[HEALTH], i as f32);
+                }
+            }),
+            on(&cs, move |cs| {
+                for &e in &w.targets {
+                    lens[e] += 1;
+                    cs[e].set(w.keys[NAME], &w.long[..lens[e]]);
+                }
+            }),
+            clones(w, &cs),
+            on(&cs, |cs| save_components(cs)),
+            on_saved(&cs, |cs| save_components(cs), |b| load_components(b)),
+        ],
+        memory: Some(memory),
+        sum: Some(sum),
     }
 }
 
-pub fn run(cfg: &Config) -> Vec<Table> {
+/// One `DataStore` for every entity; also returns the store, which [`plain_copy`] saves.
+fn store(w: &Work) -> (Built<'_>, Shared<DataStore>) {
+    let (store, memory) = built_counted(
+        || {
+            let mut s = DataStore::new();
+            fill_store(&mut s, &w.specs, &w.keys);
+            s
+        },
+        |s| {
+            s.clear();
+            fill_store(s, &w.specs, &w.keys);
+        },
+    );
+    let get = move |s: &mut DataStore| {
+        w.queries
+            .iter()
+            .map(|&(e, k)| weigh(s.get_value(entity(e), w.keys[k])))
+            .sum::<f64>()
+    };
+    let st = Rc::new(RefCell::new(store));
+    let sum = get(&mut st.borrow_mut());
+    let mut lens = vec![16usize; w.n];
+    let built = Built {
+        name: STORE,
+        samplers: vec![
+            timed(move || {
+                let mut s = DataStore::new();
+                fill_store(&mut s, &w.specs, &w.keys);
+                s
+            }),
+            on(&st, get),
+            on(&st, move |s| {
+                for (i, &e) in w.targets.iter().enumerate() {
+                    let _ = s.set(entity(e), w.keys[HEALTH], i as f32);
+                }
+            }),
+            on(&st, move |s| {
+                for &e in &w.targets {
+                    lens[e] += 1;
+                    let _ = s.set(entity(e), w.keys[NAME], &w.long[..lens[e]]);
+                }
+            }),
+            on(&st, move |s| {
+                w.targets
+                    .iter()
+                    .map(|&e| black_box(DataComponent::from(s.get(entity(e)).unwrap())).len())
+                    .sum::<usize>()
+            }),
+            on(&st, |s| s.to_bytes()),
+            on_saved(
+                &st,
+                |s| s.to_bytes(),
+                |b| DataStore::<Handle>::from_bytes(b).unwrap(),
+            ),
+        ],
+        memory: Some(memory),
+        sum: Some(sum),
+    };
+    (built, st)
+}
+
+/// The floor of saving and loading a `DataStore`: a plain copy of its bytes, in both columns.
+fn plain_copy<'w>(store: &Shared<DataStore>) -> Built<'w> {
+    let copy = || on_saved(store, |s| s.to_bytes(), |b| b.to_vec());
+    Built {
+        name: COPY,
+        samplers: vec![None, None, None, None, None, copy(), copy()],
+        memory: None,
+        sum: None,
+    }
+}
+
+/// The seed's naive tree per entity.
+fn naive(w: &Work) -> Built<'_> {
+    let (ts, memory) = built_counted(
+        || build_naive(&w.specs),
+        |ts| {
+            for (tree, s) in ts.iter_mut().zip(&w.specs) {
+                tree.clear();
+                for (p, v) in &s.entries {
+                    naive_set(tree, PATHS[*p], naive_value(v));
+                }
+            }
+        },
+    );
+    let get = move |ts: &mut Vec<HashMap<String, Naive>>| {
+        w.queries
+            .iter()
+            .map(|&(e, k)| weigh(naive_get(&ts[e], PATHS[k])))
+            .sum::<f64>()
+    };
+    let ts = Rc::new(RefCell::new(ts));
+    let sum = get(&mut ts.borrow_mut());
+    let mut lens = vec![16usize; w.n];
+    Built {
+        name: NAIVE,
+        samplers: vec![
+            timed(move || build_naive(&w.specs)),
+            on(&ts, get),
+            on(&ts, move |ts| {
+                for (i, &e) in w.targets.iter().enumerate() {
+                    naive_set(&mut ts[e], PATHS[HEALTH], Naive::F32(i as f32));
+                }
+            }),
+            on(&ts, move |ts| {
+                for &e in &w.targets {
+                    lens[e] += 1;
+                    naive_set(
+                        &mut ts[e],
+                        PATHS[NAME],
+                        Naive::Str(w.long[..lens[e]].to_string()),
+                    );
+                }
+            }),
+            clones(w, &ts),
+            None,
+            None,
+        ],
+        memory: Some(memory),
+        sum: Some(sum),
+    }
+}
+
+/// A `serde_json::Value` per entity; also returns the values, which [`flexbuffers`] saves.
+fn json(w: &Work) -> (Built<'_>, Shared<Vec<Json>>) {
+    let (js, memory) = built_counted(
+        || build_json(&w.specs),
+        |js| {
+            for (j, s) in js.iter_mut().zip(&w.specs) {
+                if let Some(m) = j.as_object_mut() {
+                    m.clear();
+                }
+                for (p, v) in &s.entries {
+                    json_set(j, PATHS[*p], json_value(v));
+                }
+            }
+        },
+    );
+    let get = move |js: &mut Vec<Json>| {
+        w.queries
+            .iter()
+            .map(|&(e, k)| json_get(&js[e], PATHS[k]))
+            .sum::<f64>()
+    };
+    let js = Rc::new(RefCell::new(js));
+    let sum = get(&mut js.borrow_mut());
+    let mut lens = vec![16usize; w.n];
+    let built = Built {
+        name: JSON,
+        samplers: vec![
+            timed(move || build_json(&w.specs)),
+            on(&js, get),
+            on(&js, move |js| {
+                for (i, &e) in w.targets.iter().enumerate() {
+                    json_set(&mut js[e], PATHS[HEALTH], Json::from(i as f32 as f64));
+                }
+            }),
+            on(&js, move |js| {
+                for &e in &w.targets {
+                    lens[e] += 1;
+                    json_set(
+                        &mut js[e],
+                        PATHS[NAME],
+                        Json::String(w.long[..lens[e]].to_string()),
+                    );
+                }
+            }),
+            on(&js, move |js| {
+                w.targets
+                    .iter()
+                    .map(|&e| black_box(js[e].clone()).is_object() as usize)
+                    .sum::<usize>()
+            }),
+            on(&js, |js| serde_json::to_vec(js).unwrap()),
+            on_saved(
+                &js,
+                |js| serde_json::to_vec(js).unwrap(),
+                |b| serde_json::from_slice::<Vec<Json>>(b).unwrap(),
+            ),
+        ],
+        memory: Some(memory),
+        sum: Some(sum),
+    };
+    (built, js)
+}
+
+/// flexbuffers, saving and loading the serde_json values.
+fn flexbuffers<'w>(js: &Shared<Vec<Json>>) -> Built<'w> {
+    Built {
+        name: FLEX,
+        samplers: vec![
+            None,
+            None,
+            None,
+            None,
+            None,
+            on(js, |js| flexbuffers::to_vec(&*js).unwrap()),
+            on_saved(
+                js,
+                |js| flexbuffers::to_vec(js).unwrap(),
+                |b| flexbuffers::from_slice::<Vec<Json>>(b).unwrap(),
+            ),
+        ],
+        memory: None,
+        sum: None,
+    }
+}
+
+/// An `FxHashMap<u32, Value>` per entity, keyed by the paths' hashes.
+fn fx(w: &Work) -> Built<'_> {
+    let (ms, memory) = built_counted(
+        || build_fx(&w.specs, &w.keys),
+        |ms| {
+            for (m, s) in ms.iter_mut().zip(&w.specs) {
+                m.clear();
+                for (p, v) in &s.entries {
+                    m.insert(w.keys[*p].to_raw(), fx_value(v));
+                }
+            }
+        },
+    );
+    let get = move |ms: &mut Vec<FxHashMap<u32, FxVal>>| {
+        w.queries
+            .iter()
+            .map(|&(e, k)| weigh(fx_get(&ms[e], w.keys[k].to_raw())))
+            .sum::<f64>()
+    };
+    let ms = Rc::new(RefCell::new(ms));
+    let sum = get(&mut ms.borrow_mut());
+    let mut lens = vec![16usize; w.n];
+    Built {
+        name: FX,
+        samplers: vec![
+            timed(move || build_fx(&w.specs, &w.keys)),
+            on(&ms, get),
+            on(&ms, move |ms| {
+                for (i, &e) in w.targets.iter().enumerate() {
+                    ms[e].insert(w.keys[HEALTH].to_raw(), FxVal::F32(i as f32));
+                }
+            }),
+            on(&ms, move |ms| {
+                for &e in &w.targets {
+                    lens[e] += 1;
+                    ms[e].insert(
+                        w.keys[NAME].to_raw(),
+                        FxVal::Str(w.long[..lens[e]].to_string()),
+                    );
+                }
+            }),
+            clones(w, &ms),
+            None,
+            None,
+        ],
+        memory: Some(memory),
+        sum: Some(sum),
+    }
+}
+
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "data",
+    about:
+        "DataComponent and DataStore against a naive tree, serde_json, FxHashMap and flexbuffers",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     let large = cfg.n_or(100_000, 10_000);
     let mut tables = Vec::new();
     for n in [1_000, large] {
@@ -421,11 +767,17 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
     let queries: Vec<(usize, usize)> = (0..ops)
         .map(|_| (rng.below(n), rng.below(PATHS.len())))
         .collect();
-    // Entities to change or clone: every entity once in random order, again and again.
     let order = rng.permutation(n);
     let targets: Vec<usize> = (0..ops).map(|i| order[i % n]).collect();
-    let long = "n".repeat(ops + 64);
-    let reps = cfg.reps;
+    let w = Work {
+        n,
+        ops,
+        specs,
+        keys,
+        queries,
+        targets,
+        long: "n".repeat(ops + 64),
+    };
 
     let mut t = Table::new(
         "data",
@@ -439,390 +791,47 @@ fn run_size(cfg: &Config, n: usize) -> Vec<Table> {
         "per entity: heap bytes kept, heap allocations to build, heap allocations to build again after clear()",
     )
     .columns(&["bytes", "allocations, build", "allocations, rebuild"]);
-    let mut sums: Vec<(&str, f64)> = Vec::new();
 
-    // -- DataComponent per entity
-    {
-        let build = median(reps, || time(|| build_components(&specs, &keys)).0);
-        let (mut cs, allocs, bytes) = counted(|| build_components(&specs, &keys));
-        let (_, re_allocs, _) = counted(|| {
-            for (c, s) in cs.iter_mut().zip(&specs) {
-                c.clear();
-                for (p, v) in &s.entries {
-                    c.set(keys[*p], v);
-                }
-            }
-        });
-        let get = median(reps, || {
-            time(|| {
-                queries
-                    .iter()
-                    .map(|&(e, k)| weigh(cs[e].get(keys[k])))
-                    .sum::<f64>()
-            })
-            .0
-        });
-        sums.push((
-            COMPONENT,
-            queries
-                .iter()
-                .map(|&(e, k)| weigh(cs[e].get(keys[k])))
-                .sum(),
-        ));
-        let set_f = median(reps, || {
-            time(|| {
-                for (i, &e) in targets.iter().enumerate() {
-                    cs[e].set(keys[HEALTH], i as f32);
-                }
-            })
-            .0
-        });
-        let mut lens = vec![16usize; n];
-        let set_s = median(reps, || {
-            time(|| {
-                for &e in &targets {
-                    lens[e] += 1;
-                    cs[e].set(keys[NAME], &long[..lens[e]]);
-                }
-            })
-            .0
-        });
-        let clone = time_clones(reps, &targets, &cs);
-        let save = median(reps, || time(|| save_components(&cs)).0);
-        let saved = save_components(&cs);
-        let load = median(reps, || time(|| load_components(&saved)).0);
-        Cells {
-            build,
-            get,
-            set_f,
-            set_s,
-            clone,
-            save_load: Some((save, load)),
-            bytes,
-            allocs,
-            re_allocs,
+    // Every contender is built first; then the contenders of each column are measured
+    // together, column after column, in the order of COLS (the set columns change the values
+    // the clone, save and load columns then work on, for every contender alike).
+    let (store_row, store_state) = store(&w);
+    let (json_row, json_values) = json(&w);
+    let mut contenders = vec![
+        component(&w),
+        store_row,
+        plain_copy(&store_state),
+        naive(&w),
+        json_row,
+        flexbuffers(&json_values),
+        fx(&w),
+    ];
+    let rows = contenders
+        .iter_mut()
+        .map(|c| (c.name.to_string(), std::mem::take(&mut c.samplers)))
+        .collect();
+    progress(format!("data: {n} entities, measuring"));
+    // Build, save and load are per entity; the others per operation.
+    t.measure_rows(cfg.reps, rows, |c, d| {
+        per_elem(d, if matches!(c, 0 | 5 | 6) { w.n } else { w.ops })
+    });
+    for c in &contenders {
+        if let Some(m) = &c.memory {
+            mem.row(
+                c.name,
+                vec![
+                    Some(m.bytes as f64 / n as f64),
+                    Some(m.allocs as f64 / n as f64),
+                    Some(m.re_allocs as f64 / n as f64),
+                ],
+            );
         }
-        .push(COMPONENT, n, ops, &mut t, &mut mem);
     }
-
-    // -- DataStore
-    let store_bytes;
-    {
-        let build = median(reps, || {
-            time(|| {
-                let mut s = DataStore::new();
-                fill_store(&mut s, &specs, &keys);
-                s
-            })
-            .0
-        });
-        let (mut store, allocs, bytes) = counted(|| {
-            let mut s = DataStore::new();
-            fill_store(&mut s, &specs, &keys);
-            s
-        });
-        let (_, re_allocs, _) = counted(|| {
-            store.clear();
-            fill_store(&mut store, &specs, &keys);
-        });
-        let get = median(reps, || {
-            time(|| {
-                queries
-                    .iter()
-                    .map(|&(e, k)| weigh(store.get_value(entity(e), keys[k])))
-                    .sum::<f64>()
-            })
-            .0
-        });
-        sums.push((
-            STORE,
-            queries
-                .iter()
-                .map(|&(e, k)| weigh(store.get_value(entity(e), keys[k])))
-                .sum(),
-        ));
-        let set_f = median(reps, || {
-            time(|| {
-                for (i, &e) in targets.iter().enumerate() {
-                    let _ = store.set(entity(e), keys[HEALTH], i as f32);
-                }
-            })
-            .0
-        });
-        let mut lens = vec![16usize; n];
-        let set_s = median(reps, || {
-            time(|| {
-                for &e in &targets {
-                    lens[e] += 1;
-                    let _ = store.set(entity(e), keys[NAME], &long[..lens[e]]);
-                }
-            })
-            .0
-        });
-        let clone = median(reps, || {
-            time(|| {
-                targets
-                    .iter()
-                    .map(|&e| black_box(DataComponent::from(store.get(entity(e)).unwrap())).len())
-                    .sum::<usize>()
-            })
-            .0
-        });
-        let save = median(reps, || time(|| store.to_bytes()).0);
-        let saved = store.to_bytes();
-        let load = median(reps, || {
-            time(|| DataStore::<Handle>::from_bytes(&saved).unwrap()).0
-        });
-        let copy = median(reps, || time(|| saved.to_vec()).0);
-        store_bytes = saved.len();
-        Cells {
-            build,
-            get,
-            set_f,
-            set_s,
-            clone,
-            save_load: Some((save, load)),
-            bytes,
-            allocs,
-            re_allocs,
-        }
-        .push(STORE, n, ops, &mut t, &mut mem);
-        t.row(
-            COPY,
-            vec![
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(per_elem(copy, n)),
-                Some(per_elem(copy, n)),
-            ],
-        );
-    }
-
-    // -- naive tree
-    {
-        let build = median(reps, || time(|| build_naive(&specs)).0);
-        let (mut ts, allocs, bytes) = counted(|| build_naive(&specs));
-        let (_, re_allocs, _) = counted(|| {
-            for (tree, s) in ts.iter_mut().zip(&specs) {
-                tree.clear();
-                for (p, v) in &s.entries {
-                    naive_set(tree, PATHS[*p], naive_value(v));
-                }
-            }
-        });
-        let get = median(reps, || {
-            time(|| {
-                queries
-                    .iter()
-                    .map(|&(e, k)| weigh(naive_get(&ts[e], PATHS[k])))
-                    .sum::<f64>()
-            })
-            .0
-        });
-        sums.push((
-            NAIVE,
-            queries
-                .iter()
-                .map(|&(e, k)| weigh(naive_get(&ts[e], PATHS[k])))
-                .sum(),
-        ));
-        let set_f = median(reps, || {
-            time(|| {
-                for (i, &e) in targets.iter().enumerate() {
-                    naive_set(&mut ts[e], PATHS[HEALTH], Naive::F32(i as f32));
-                }
-            })
-            .0
-        });
-        let mut lens = vec![16usize; n];
-        let set_s = median(reps, || {
-            time(|| {
-                for &e in &targets {
-                    lens[e] += 1;
-                    naive_set(
-                        &mut ts[e],
-                        PATHS[NAME],
-                        Naive::Str(long[..lens[e]].to_string()),
-                    );
-                }
-            })
-            .0
-        });
-        let clone = time_clones(reps, &targets, &ts);
-        Cells {
-            build,
-            get,
-            set_f,
-            set_s,
-            clone,
-            save_load: None,
-            bytes,
-            allocs,
-            re_allocs,
-        }
-        .push(NAIVE, n, ops, &mut t, &mut mem);
-    }
-
-    // -- serde_json::Value, and flexbuffers of the same values
-    {
-        let build = median(reps, || time(|| build_json(&specs)).0);
-        let (mut js, allocs, bytes) = counted(|| build_json(&specs));
-        let (_, re_allocs, _) = counted(|| {
-            for (j, s) in js.iter_mut().zip(&specs) {
-                if let Some(m) = j.as_object_mut() {
-                    m.clear();
-                }
-                for (p, v) in &s.entries {
-                    json_set(j, PATHS[*p], json_value(v));
-                }
-            }
-        });
-        let get = median(reps, || {
-            time(|| {
-                queries
-                    .iter()
-                    .map(|&(e, k)| json_get(&js[e], PATHS[k]))
-                    .sum::<f64>()
-            })
-            .0
-        });
-        sums.push((
-            JSON,
-            queries
-                .iter()
-                .map(|&(e, k)| json_get(&js[e], PATHS[k]))
-                .sum(),
-        ));
-        let set_f = median(reps, || {
-            time(|| {
-                for (i, &e) in targets.iter().enumerate() {
-                    json_set(&mut js[e], PATHS[HEALTH], Json::from(i as f32 as f64));
-                }
-            })
-            .0
-        });
-        let mut lens = vec![16usize; n];
-        let set_s = median(reps, || {
-            time(|| {
-                for &e in &targets {
-                    lens[e] += 1;
-                    json_set(
-                        &mut js[e],
-                        PATHS[NAME],
-                        Json::String(long[..lens[e]].to_string()),
-                    );
-                }
-            })
-            .0
-        });
-        let clone = median(reps, || {
-            time(|| {
-                targets
-                    .iter()
-                    .map(|&e| black_box(js[e].clone()).is_object() as usize)
-                    .sum::<usize>()
-            })
-            .0
-        });
-        let save = median(reps, || time(|| serde_json::to_vec(&js).unwrap()).0);
-        let saved = serde_json::to_vec(&js).unwrap();
-        let load = median(reps, || {
-            time(|| serde_json::from_slice::<Vec<Json>>(&saved).unwrap()).0
-        });
-        Cells {
-            build,
-            get,
-            set_f,
-            set_s,
-            clone,
-            save_load: Some((save, load)),
-            bytes,
-            allocs,
-            re_allocs,
-        }
-        .push(JSON, n, ops, &mut t, &mut mem);
-        let fsave = median(reps, || time(|| flexbuffers::to_vec(&js).unwrap()).0);
-        let fsaved = flexbuffers::to_vec(&js).unwrap();
-        let fload = median(reps, || {
-            time(|| flexbuffers::from_slice::<Vec<Json>>(&fsaved).unwrap()).0
-        });
-        t.row(
-            FLEX,
-            vec![
-                None,
-                None,
-                None,
-                None,
-                None,
-                Some(per_elem(fsave, n)),
-                Some(per_elem(fload, n)),
-            ],
-        );
-    }
-
-    // -- FxHashMap<u32, Value>
-    {
-        let build = median(reps, || time(|| build_fx(&specs, &keys)).0);
-        let (mut ms, allocs, bytes) = counted(|| build_fx(&specs, &keys));
-        let (_, re_allocs, _) = counted(|| {
-            for (m, s) in ms.iter_mut().zip(&specs) {
-                m.clear();
-                for (p, v) in &s.entries {
-                    m.insert(keys[*p].to_raw(), fx_value(v));
-                }
-            }
-        });
-        let get = median(reps, || {
-            time(|| {
-                queries
-                    .iter()
-                    .map(|&(e, k)| weigh(fx_get(&ms[e], keys[k].to_raw())))
-                    .sum::<f64>()
-            })
-            .0
-        });
-        sums.push((
-            FX,
-            queries
-                .iter()
-                .map(|&(e, k)| weigh(fx_get(&ms[e], keys[k].to_raw())))
-                .sum(),
-        ));
-        let set_f = median(reps, || {
-            time(|| {
-                for (i, &e) in targets.iter().enumerate() {
-                    ms[e].insert(keys[HEALTH].to_raw(), FxVal::F32(i as f32));
-                }
-            })
-            .0
-        });
-        let mut lens = vec![16usize; n];
-        let set_s = median(reps, || {
-            time(|| {
-                for &e in &targets {
-                    lens[e] += 1;
-                    ms[e].insert(keys[NAME].to_raw(), FxVal::Str(long[..lens[e]].to_string()));
-                }
-            })
-            .0
-        });
-        let clone = time_clones(reps, &targets, &ms);
-        Cells {
-            build,
-            get,
-            set_f,
-            set_s,
-            clone,
-            save_load: None,
-            bytes,
-            allocs,
-            re_allocs,
-        }
-        .push(FX, n, ops, &mut t, &mut mem);
-    }
+    let sums: Vec<(&str, f64)> = contenders
+        .iter()
+        .filter_map(|c| Some((c.name, c.sum?)))
+        .collect();
+    let store_bytes = store_state.borrow().to_bytes().len();
 
     // Every contender answered the same random gets (the sheet's values are the same data).
     let first = sums[0].1;

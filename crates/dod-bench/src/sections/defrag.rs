@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use dod::HandleMap;
 
-use crate::harness::{median, progress, time, Config, Table};
+use crate::harness::{progress, time, Config, Sampler, Table};
 
 #[derive(Clone, Copy, Debug)]
 struct Item {
@@ -14,8 +14,8 @@ struct Item {
     sort: u64,
 }
 
-fn ms(d: Duration) -> Option<f64> {
-    Some(d.as_secs_f64() * 1e3)
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// The article's defragment: an insertion sort over the items (with its memmove shortcut),
@@ -48,7 +48,9 @@ fn run(cfg: &Config) -> Vec<Table> {
     let mut shuffled = reversed.clone();
     rng.shuffle(&mut shuffled);
     let inputs = [("reversed", &reversed), ("shuffled", &shuffled)];
-    let by = |a: &Item, b: &Item| a.sort.cmp(&b.sort);
+    fn by(a: &Item, b: &Item) -> std::cmp::Ordering {
+        a.sort.cmp(&b.sort)
+    }
 
     let mut t = Table::new(
         "defrag",
@@ -58,28 +60,29 @@ fn run(cfg: &Config) -> Vec<Table> {
     .columns(&["reversed", "shuffled"]);
     let mut calls_note = Vec::new();
 
-    let mut row = |name: &str, f: &dyn Fn(&[Item]) -> Duration| {
-        progress(name);
+    // Each row's sampler of each input; the rows of one input are measured together.
+    let mut rows: Vec<(String, Vec<Option<Sampler<'_>>>)> = Vec::new();
+    let mut row = |name: &str, f: fn(&[Item]) -> Duration| {
         let cells = inputs
             .iter()
-            .map(|(_, v)| ms(median(reps, || f(v))))
+            .map(|&(_, v)| Some(Box::new(move || f(v)) as Sampler<'_>))
             .collect();
-        t.row(name, cells);
+        rows.push((name.to_string(), cells));
     };
-    let fill = |v: &[Item]| {
+    fn fill(v: &[Item]) -> HandleMap<Item> {
         let mut m = HandleMap::with_capacity(v.len());
         m.extend(v.iter().copied());
         m
-    };
-    row("HandleMap::sort_by", &|v| {
+    }
+    row("HandleMap::sort_by", |v| {
         let mut m = fill(v);
         time(|| m.sort_by(by)).0
     });
-    row("HandleMap::sort_unstable_by", &|v| {
+    row("HandleMap::sort_unstable_by", |v| {
         let mut m = fill(v);
         time(|| m.sort_unstable_by(by)).0
     });
-    row("HandleMap::defragment, 1 000 moves per call", &|v| {
+    row("HandleMap::defragment, 1 000 moves per call", |v| {
         let mut m = fill(v);
         let start = Instant::now();
         while m.is_fragmented() {
@@ -87,10 +90,12 @@ fn run(cfg: &Config) -> Vec<Table> {
         }
         start.elapsed()
     });
-    row("Vec<T>::sort_by (floor: no handles)", &|v| {
+    row("Vec<T>::sort_by (floor: no handles)", |v| {
         let mut v = v.to_vec();
         time(|| v.sort_by(by)).0
     });
+    progress("defrag: sorts and defragment");
+    t.measure_rows(reps, rows, |_, d| ms(d));
 
     for (name, v) in inputs {
         let mut m = fill(v);

@@ -2,12 +2,11 @@
 //! for, on the workloads of the handle_map and Bitsquid articles. 16-byte items.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Duration;
 
 use dod::{Handle32, HandleMap};
 use rustc_hash::FxHashMap;
 
-use crate::harness::{median, per_elem, progress, time, Config, Table};
+use crate::harness::{contender, measure, per_elem, progress, time, Boxed, Config, Table};
 
 /// The 16-byte item every contender stores.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -326,41 +325,50 @@ fn churn<C: Contender>(c: &mut C, hs: &mut [C::H], picks: &[usize]) {
     }
 }
 
-/// One row: every column for contender `C`, ns per element.
-pub fn measure<C: Contender>(cfg: &Config, w: &Workload) -> Vec<Option<f64>> {
-    progress(C::NAME);
+/// The sum of the items `hs` name, looked up one by one.
+fn lookup<C: Contender>(c: &C, hs: &[C::H]) -> u64 {
+    let mut s = 0u64;
+    for &h in hs {
+        s = s.wrapping_add(c.get(h).map_or(0, |v| v.0[1]));
+    }
+    s
+}
+
+/// Contender `C` on column `col` of [`COLUMNS`] as row `name`: it sets up now what every sample
+/// reuses, and each sample times one run. `None` where the column does not apply.
+fn sampler<'w, C: Contender + 'static>(
+    col: usize,
+    name: String,
+    w: &'w Workload,
+) -> Option<Boxed<'w>> {
     let n = w.n;
-    let reps = cfg.reps;
-    let ns = |d: Duration| Some(per_elem(d, n));
-    let create = median(reps, || {
-        let mut c = C::new();
-        let (d, _) = time(|| {
-            for i in 0..n {
-                c.insert(Item::new(i));
-            }
-        });
-        d
-    });
-    let (c, hs) = filled::<C>(n);
-    let iterate = median(reps, || time(|| c.sum()).0);
-    let lookup = |order: &mut dyn Iterator<Item = C::H>| {
-        let mut s = 0u64;
-        for h in order {
-            s = s.wrapping_add(c.get(h).map_or(0, |v| v.0[1]));
+    if !C::REMOVES && (4..=6).contains(&col) {
+        return None;
+    }
+    Some(match col {
+        0 => contender(name, move || {
+            let mut c = C::new();
+            let (d, _) = time(|| {
+                for i in 0..n {
+                    c.insert(Item::new(i));
+                }
+            });
+            d
+        }),
+        1 => {
+            let (c, _) = filled::<C>(n);
+            contender(name, move || time(|| c.sum()).0)
         }
-        s
-    };
-    let lookup_seq = median(reps, || time(|| lookup(&mut hs.iter().copied())).0);
-    let random: Vec<C::H> = w.lookup_order.iter().map(|&i| hs[i]).collect();
-    let lookup_rand = median(reps, || time(|| lookup(&mut random.iter().copied())).0);
-    drop(c);
-    let clear = median(reps, || {
-        let (mut c, _) = filled::<C>(n);
-        time(|| c.clear()).0
-    });
-    let mut row = vec![ns(create), ns(iterate), ns(lookup_seq), ns(lookup_rand)];
-    if C::REMOVES {
-        let remove = median(reps, || {
+        2 => {
+            let (c, hs) = filled::<C>(n);
+            contender(name, move || time(|| lookup(&c, &hs)).0)
+        }
+        3 => {
+            let (c, hs) = filled::<C>(n);
+            let random: Vec<C::H> = w.lookup_order.iter().map(|&i| hs[i]).collect();
+            contender(name, move || time(|| lookup(&c, &random)).0)
+        }
+        4 => contender(name, move || {
             let (mut c, hs) = filled::<C>(n);
             let order: Vec<C::H> = w.remove_order.iter().map(|&i| hs[i]).collect();
             time(|| {
@@ -369,25 +377,60 @@ pub fn measure<C: Contender>(cfg: &Config, w: &Workload) -> Vec<Option<f64>> {
                 }
             })
             .0
-        });
-        let churned = median(reps, || {
+        }),
+        5 => contender(name, move || {
             let (mut c, mut hs) = filled::<C>(n);
             time(|| churn(&mut c, &mut hs, &w.churn_picks)).0
-        });
-        let after = median(reps, || {
+        }),
+        6 => contender(name, move || {
             let (mut c, mut hs) = filled::<C>(n);
             churn(&mut c, &mut hs, &w.churn_picks);
             for &i in &w.half[..n / 2] {
                 c.remove(hs[i]);
             }
             time(|| c.sum()).0
-        });
-        row.extend([ns(remove), ns(churned), Some(per_elem(after, n - n / 2))]);
-    } else {
-        row.extend([None, None, None]);
+        }),
+        _ => contender(name, move || {
+            let (mut c, _) = filled::<C>(n);
+            time(|| c.clear()).0
+        }),
+    })
+}
+
+/// A row of the table: its name, the workload it runs (its size) and its samplers.
+struct RowSpec<'w> {
+    name: String,
+    w: &'w Workload,
+    sampler: for<'a> fn(usize, String, &'a Workload) -> Option<Boxed<'a>>,
+}
+
+fn spec<'w, C: Contender + 'static>(w: &'w Workload) -> RowSpec<'w> {
+    RowSpec {
+        name: C::NAME.to_string(),
+        w,
+        sampler: sampler::<C>,
     }
-    row.push(ns(clear));
-    row
+}
+
+/// Fills `t` column by column: the rows of one column are measured together.
+fn measure_rows(cfg: &Config, t: &mut Table, rows: &[RowSpec<'_>]) {
+    t.empty_rows(rows.iter().map(|r| r.name.clone()));
+    for (col, col_name) in COLUMNS.iter().enumerate() {
+        progress(format!("handles: {col_name}"));
+        let (mut cs, mut per) = (Vec::new(), Vec::new());
+        for r in rows {
+            if let Some(c) = (r.sampler)(col, r.name.clone(), r.w) {
+                cs.push(c);
+                // ns per remaining item after churn, per item everywhere else.
+                per.push(if col == 6 { r.w.n - r.w.n / 2 } else { r.w.n });
+            }
+        }
+        let timings = measure(cfg.reps, &mut cs);
+        drop(cs);
+        for (tm, per) in timings.iter().zip(per) {
+            t.set(&tm.name, col, tm.cell(|d| per_elem(d, per)));
+        }
+    }
 }
 
 /// Adds one line per target: the measured ratio and whether it holds.
@@ -412,51 +455,37 @@ fn run(cfg: &Config) -> Vec<Table> {
         "ns per element, median",
     )
     .columns(&COLUMNS);
-    t.row(<HandleMap<Item>>::NAME, measure::<HandleMap<Item>>(cfg, &w));
     // Handle32 addresses 65 535 slots: past that, its row is measured at its limit.
     type Small = HandleMap<Item, Handle32>;
-    if n <= Small::MAX_ITEMS {
-        t.row(Small::NAME, measure::<Small>(cfg, &w));
+    let small = Workload::new(cfg, Small::MAX_ITEMS);
+    let small_row = if n <= Small::MAX_ITEMS {
+        spec::<Small>(&w)
     } else {
-        let small = Workload::new(cfg, Small::MAX_ITEMS);
-        t.row(
-            format!("{} ({} items: its limit)", Small::NAME, Small::MAX_ITEMS),
-            measure::<Small>(cfg, &small),
-        );
-    }
-    t.row(<Vec<Item>>::NAME, measure::<Vec<Item>>(cfg, &w));
-    t.row(<Vec<Box<Item>>>::NAME, measure::<Vec<Box<Item>>>(cfg, &w));
-    t.row(
-        <(HashMap<u64, Item>, u64)>::NAME,
-        measure::<(HashMap<u64, Item>, u64)>(cfg, &w),
-    );
-    t.row(
-        <(BTreeMap<u32, Box<Item>>, u32)>::NAME,
-        measure::<(BTreeMap<u32, Box<Item>>, u32)>(cfg, &w),
-    );
-    t.row(
-        <(FxHashMap<u64, Item>, u64)>::NAME,
-        measure::<(FxHashMap<u64, Item>, u64)>(cfg, &w),
-    );
+        RowSpec {
+            name: format!("{} ({} items: its limit)", Small::NAME, Small::MAX_ITEMS),
+            ..spec::<Small>(&small)
+        }
+    };
     type Sm = slotmap::SlotMap<slotmap::DefaultKey, Item>;
     #[allow(deprecated)]
     type Hop = slotmap::HopSlotMap<slotmap::DefaultKey, Item>;
     type Dense = slotmap::DenseSlotMap<slotmap::DefaultKey, Item>;
-    t.row(Sm::NAME, measure::<Sm>(cfg, &w));
-    t.row(Hop::NAME, measure::<Hop>(cfg, &w));
-    t.row(Dense::NAME, measure::<Dense>(cfg, &w));
-    t.row(
-        <thunderdome::Arena<Item>>::NAME,
-        measure::<thunderdome::Arena<Item>>(cfg, &w),
-    );
-    t.row(
-        <generational_arena::Arena<Item>>::NAME,
-        measure::<generational_arena::Arena<Item>>(cfg, &w),
-    );
-    t.row(
-        <slab::Slab<Item>>::NAME,
-        measure::<slab::Slab<Item>>(cfg, &w),
-    );
+    let rows = [
+        spec::<HandleMap<Item>>(&w),
+        small_row,
+        spec::<Vec<Item>>(&w),
+        spec::<Vec<Box<Item>>>(&w),
+        spec::<(HashMap<u64, Item>, u64)>(&w),
+        spec::<(BTreeMap<u32, Box<Item>>, u32)>(&w),
+        spec::<(FxHashMap<u64, Item>, u64)>(&w),
+        spec::<Sm>(&w),
+        spec::<Hop>(&w),
+        spec::<Dense>(&w),
+        spec::<thunderdome::Arena<Item>>(&w),
+        spec::<generational_arena::Arena<Item>>(&w),
+        spec::<slab::Slab<Item>>(&w),
+    ];
+    measure_rows(cfg, &mut t, &rows);
     t.note("Targets (ratios in this run):");
     let hm = <HandleMap<Item>>::NAME;
     let (dense, sm, floor) = (Dense::NAME, Sm::NAME, <Vec<Item>>::NAME);

@@ -18,7 +18,14 @@ impl<const W: usize> Default for Comp<W> {
 }
 
 /// Runs the section.
-pub fn run(cfg: &Config) -> Vec<Table> {
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "memory",
+    about: "SparseSet memory against the seed's formulas, Pool's layout, clustered ids",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     let mut tables = Vec::new();
     let mut rng = cfg.rng("memory");
     progress("memory: N = 1000");

@@ -9,12 +9,11 @@
 #![allow(deprecated)]
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use dod::{Handle, Handle32, HandleMap, Pool};
 use slotmap::{DefaultKey, DenseSlotMap, HopSlotMap, SlotMap};
 
-use crate::harness::{median, per_elem, progress, time, Config, Table};
+use crate::harness::{contender, measure, per_elem, progress, time, Boxed, Config, Table};
 
 /// The item: 16 bytes.
 pub(crate) type Item = [u64; 2];
@@ -180,113 +179,111 @@ fn filled<C: Contender>(n: usize) -> (C, Vec<C::Key>) {
     (c, keys)
 }
 
-fn ns(d: Duration, n: usize) -> Option<f64> {
-    Some(per_elem(d, n))
+/// The random sequences every contender replays.
+struct Orders {
+    n: usize,
+    order: Vec<usize>,
+    churn: Vec<usize>,
 }
 
-/// Measures every column for one contender; `None` where it does not apply.
-fn measure<C: Contender>(cfg: &Config, n: usize) -> Vec<Option<f64>> {
-    if n > C::MAX {
-        return vec![None; COLUMNS.len()];
-    }
-    progress(format!("pool: {} at N = {n}", C::NAME));
-    let reps = cfg.reps;
-    let mut rng = cfg.rng("pool order");
-    let order = rng.permutation(n);
-    let churn: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
-    let mut cells = Vec::with_capacity(COLUMNS.len());
+fn lookup<C: Contender>(c: &C, keys: &[C::Key]) -> u64 {
+    keys.iter()
+        .fold(0u64, |a, &k| a.wrapping_add(c.get(k).map_or(0, |v| v[1])))
+}
 
-    // create
-    cells.push(ns(
-        median(reps, || {
+/// Contender `C` on column `col` of [`COLUMNS`]: it sets up now what every sample reuses, and
+/// each sample times one run. `None` where it does not apply.
+fn sampler<C: Contender + 'static>(col: usize, o: &Orders) -> Option<Boxed<'_>> {
+    let n = o.n;
+    if n > C::MAX || (!C::REMOVES && (4..=6).contains(&col)) {
+        return None;
+    }
+    let name = C::NAME;
+    Some(match col {
+        0 => contender(name, move || {
             let (d, c) = time(|| filled::<C>(n));
             drop(c);
             d
         }),
-        n,
-    ));
-    let (c, keys) = filled::<C>(n);
-    // iterate
-    cells.push(ns(median(reps, || time(|| c.sum()).0), n));
-    // lookup in insertion order
-    cells.push(ns(
-        median(reps, || {
-            time(|| {
-                keys.iter()
-                    .fold(0u64, |a, &k| a.wrapping_add(c.get(k).map_or(0, |v| v[1])))
-            })
-            .0
-        }),
-        n,
-    ));
-    // lookup in random order
-    let shuffled: Vec<C::Key> = order.iter().map(|&i| keys[i]).collect();
-    cells.push(ns(
-        median(reps, || {
-            time(|| {
-                shuffled
-                    .iter()
-                    .fold(0u64, |a, &k| a.wrapping_add(c.get(k).map_or(0, |v| v[1])))
-            })
-            .0
-        }),
-        n,
-    ));
-    drop(c);
-    if C::REMOVES {
-        // remove all in random order
-        cells.push(ns(
-            median(reps, || {
-                let (mut c, keys) = filled::<C>(n);
-                let shuffled: Vec<C::Key> = order.iter().map(|&i| keys[i]).collect();
-                let d = time(|| {
-                    shuffled.iter().fold(0u64, |a, &k| {
-                        a.wrapping_add(c.remove(k).map_or(0, |v| v[0]))
-                    })
-                })
-                .0;
-                black_box(&c);
-                d
-            }),
-            n,
-        ));
-        // churn: N rounds of removing a random live item and inserting one
-        cells.push(ns(
-            median(reps, || {
-                let (mut c, mut keys) = filled::<C>(n);
-                let d = time(|| {
-                    for (r, &j) in churn.iter().enumerate() {
-                        c.remove(keys[j]);
-                        keys[j] = c.insert([r as u64, 0]);
-                    }
-                })
-                .0;
-                black_box(&c);
-                d
-            }),
-            n,
-        ));
-        // iterate with half the items removed (random half)
-        let (mut c, keys) = filled::<C>(n);
-        for &i in &order[..n / 2] {
-            c.remove(keys[i]);
+        1 => {
+            let (c, _) = filled::<C>(n);
+            contender(name, move || time(|| c.sum()).0)
         }
-        cells.push(ns(median(reps, || time(|| c.sum()).0), n - n / 2));
-    } else {
-        cells.extend([None, None, None]);
-    }
-    // clear
-    cells.push(ns(
-        median(reps, || {
+        2 => {
+            let (c, keys) = filled::<C>(n);
+            contender(name, move || time(|| lookup(&c, &keys)).0)
+        }
+        3 => {
+            let (c, keys) = filled::<C>(n);
+            let shuffled: Vec<C::Key> = o.order.iter().map(|&i| keys[i]).collect();
+            contender(name, move || time(|| lookup(&c, &shuffled)).0)
+        }
+        4 => contender(name, move || {
+            let (mut c, keys) = filled::<C>(n);
+            let shuffled: Vec<C::Key> = o.order.iter().map(|&i| keys[i]).collect();
+            let d = time(|| {
+                shuffled.iter().fold(0u64, |a, &k| {
+                    a.wrapping_add(c.remove(k).map_or(0, |v| v[0]))
+                })
+            })
+            .0;
+            black_box(&c);
+            d
+        }),
+        // churn: N rounds of removing a random live item and inserting one
+        5 => contender(name, move || {
+            let (mut c, mut keys) = filled::<C>(n);
+            let d = time(|| {
+                for (r, &j) in o.churn.iter().enumerate() {
+                    c.remove(keys[j]);
+                    keys[j] = c.insert([r as u64, 0]);
+                }
+            })
+            .0;
+            black_box(&c);
+            d
+        }),
+        // iterate with half the items removed (random half)
+        6 => {
+            let (mut c, keys) = filled::<C>(n);
+            for &i in &o.order[..n / 2] {
+                c.remove(keys[i]);
+            }
+            contender(name, move || time(|| c.sum()).0)
+        }
+        _ => contender(name, move || {
             let (mut c, _) = filled::<C>(n);
             let d = time(|| c.clear()).0;
             black_box(&c);
             d
         }),
-        n,
-    ));
-    cells
+    })
 }
+
+type Sampler = for<'a> fn(usize, &'a Orders) -> Option<Boxed<'a>>;
+
+/// Every row, in table order.
+const ROWS: [(&str, Sampler); 7] = [
+    (<Pool<Item, Handle>>::NAME, sampler::<Pool<Item, Handle>>),
+    (
+        <Pool<Item, Handle32>>::NAME,
+        sampler::<Pool<Item, Handle32>>,
+    ),
+    (<HandleMap<Item>>::NAME, sampler::<HandleMap<Item>>),
+    (<Vec<Item>>::NAME, sampler::<Vec<Item>>),
+    (
+        <SlotMap<DefaultKey, Item>>::NAME,
+        sampler::<SlotMap<DefaultKey, Item>>,
+    ),
+    (
+        <HopSlotMap<DefaultKey, Item>>::NAME,
+        sampler::<HopSlotMap<DefaultKey, Item>>,
+    ),
+    (
+        <DenseSlotMap<DefaultKey, Item>>::NAME,
+        sampler::<DenseSlotMap<DefaultKey, Item>>,
+    ),
+];
 
 fn table(cfg: &Config, n: usize) -> Table {
     let mut t = Table::new(
@@ -295,28 +292,20 @@ fn table(cfg: &Config, n: usize) -> Table {
         "ns per item (median)",
     )
     .columns(&COLUMNS);
-    t.row(
-        <Pool<Item, Handle>>::NAME,
-        measure::<Pool<Item, Handle>>(cfg, n),
-    );
-    t.row(
-        <Pool<Item, Handle32>>::NAME,
-        measure::<Pool<Item, Handle32>>(cfg, n),
-    );
-    t.row(<HandleMap<Item>>::NAME, measure::<HandleMap<Item>>(cfg, n));
-    t.row(<Vec<Item>>::NAME, measure::<Vec<Item>>(cfg, n));
-    t.row(
-        <SlotMap<DefaultKey, Item>>::NAME,
-        measure::<SlotMap<DefaultKey, Item>>(cfg, n),
-    );
-    t.row(
-        <HopSlotMap<DefaultKey, Item>>::NAME,
-        measure::<HopSlotMap<DefaultKey, Item>>(cfg, n),
-    );
-    t.row(
-        <DenseSlotMap<DefaultKey, Item>>::NAME,
-        measure::<DenseSlotMap<DefaultKey, Item>>(cfg, n),
-    );
+    let mut rng = cfg.rng("pool order");
+    let order = rng.permutation(n);
+    let churn: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
+    let o = Orders { n, order, churn };
+    t.empty_rows(ROWS.iter().map(|(name, _)| *name));
+    for (col, col_name) in COLUMNS.iter().enumerate() {
+        progress(format!("pool: {col_name} at N = {n}"));
+        let mut cs: Vec<Boxed<'_>> = ROWS.iter().filter_map(|(_, s)| s(col, &o)).collect();
+        let timings = measure(cfg.reps, &mut cs);
+        drop(cs);
+        // ns per remaining item with half removed, per item everywhere else.
+        let per = if col == 6 { n - n / 2 } else { n };
+        t.fill(col, &timings, |d| per_elem(d, per));
+    }
     let verdict = |col: &str, limit: f64| match t.ratio("dod::Pool", "slotmap::SlotMap", col) {
         Some(r) => format!(
             "{col}: Pool / SlotMap = {r:.2}x (target <= {limit}x: {})",
@@ -343,7 +332,14 @@ fn table(cfg: &Config, n: usize) -> Table {
     t
 }
 
-pub(crate) fn run(cfg: &Config) -> Vec<Table> {
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "pool",
+    about: "Pool vs HandleMap, slotmap's SlotMap, HopSlotMap, DenseSlotMap and a Vec floor",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     let n = cfg.n_or(100_000, 10_000);
     let mut tables = vec![table(cfg, n)];
     if n > <Handle32 as dod::Key>::MAX_SLOTS as usize {

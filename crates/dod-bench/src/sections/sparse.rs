@@ -2,7 +2,7 @@
 //! three orders, three sizes), add / iterate / random get at 100 % and 10 % utilisation of the
 //! entity space, the page-size sweep behind `DEFAULT_PAGE_SIZE`, and joins.
 
-use crate::harness::{median, per_elem, progress, time, Config, Rng, Table};
+use crate::harness::{measure, per_elem, progress, time, Cell, Config, Rng, Sampler, Table};
 use dod::sparse_set::DEFAULT_PAGE_SIZE;
 use dod::{Handle, SparseSet};
 use indexmap::IndexMap;
@@ -16,8 +16,14 @@ type V = u64;
 /// A removal cell whose estimate passes this many seconds is projected, not run.
 const LIMIT_SECS: f64 = 10.0;
 
-/// Runs the section.
-pub fn run(cfg: &Config) -> Vec<Table> {
+/// The section.
+pub const SECTION: super::Section = super::Section {
+    name: "sparse",
+    about: "SparseSet: removal strategies x orders x sizes, add / iterate / get, page size, joins",
+    run,
+};
+
+fn run(cfg: &Config) -> Vec<Table> {
     vec![removal(cfg), access(cfg), page_sizes(cfg), joins(cfg)]
 }
 
@@ -241,7 +247,7 @@ fn removal(cfg: &Config) -> Table {
         .map(|&n| Order::ALL.iter().map(|o| o.sequence(n, &mut rng)).collect())
         .collect();
     let mut projections = Vec::new();
-    let mut rows: Vec<Vec<Option<f64>>> = vec![vec![None; cols.len()]; REMOVERS.len()];
+    let mut rows: Vec<Vec<Option<Cell>>> = vec![vec![None; cols.len()]; REMOVERS.len()];
     let mut projected: Vec<Vec<Option<f64>>> = vec![vec![None; cols.len()]; REMOVERS.len()];
     // (n, seconds) of the last measured size, per remover and order, for the projections.
     let mut last: Vec<Vec<Option<(usize, f64)>>> =
@@ -252,8 +258,9 @@ fn removal(cfg: &Config) -> Table {
             progress(format!("removal: {}", cols[col]));
             let seq = &sequences[si][o];
             // Which removers run, and how often: a cell estimated past the limit is projected,
-            // a long one runs once; the others run `reps` times, interleaved, so that every
-            // contender sees the same load on the machine.
+            // a long one runs once (its cell has no spread); the others are measured together
+            // (`reps` rounds, interleaved), so that every contender sees the same load on the
+            // machine.
             let mut quick = Vec::new();
             let mut once = Vec::new();
             for (ri, r) in REMOVERS.iter().enumerate() {
@@ -276,28 +283,28 @@ fn removal(cfg: &Config) -> Table {
                     _ => quick.push(ri),
                 }
             }
-            let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); REMOVERS.len()];
-            for _ in 0..cfg.reps {
-                for &ri in &quick {
-                    samples[ri].push((REMOVERS[ri].run)(n, seq));
-                }
+            let us = |d: Duration| d.as_secs_f64() * 1e6;
+            let mut cs: Vec<_> = quick
+                .iter()
+                .map(|&ri| {
+                    let r = &REMOVERS[ri];
+                    (r.name, move || (r.run)(n, seq))
+                })
+                .collect();
+            let timings = measure(cfg.reps, &mut cs);
+            for (tm, &ri) in timings.iter().zip(&quick) {
+                last[ri][o] = Some((n, tm.median.as_secs_f64()));
+                rows[ri][col] = Some(tm.cell(us));
             }
             for &ri in &once {
-                samples[ri].push((REMOVERS[ri].run)(n, seq));
-            }
-            for (ri, mut v) in samples.into_iter().enumerate() {
-                if v.is_empty() {
-                    continue;
-                }
-                v.sort();
-                let d = v[v.len() / 2];
+                let d = (REMOVERS[ri].run)(n, seq);
                 last[ri][o] = Some((n, d.as_secs_f64()));
-                rows[ri][col] = Some(d.as_secs_f64() * 1e6);
+                rows[ri][col] = Some(Cell::from(us(d)));
             }
         }
     }
     for (ri, r) in REMOVERS.iter().enumerate() {
-        t.row(r.name, rows[ri].clone());
+        t.row_cells(r.name, rows[ri].clone());
         if projected[ri].iter().any(Option::is_some) {
             t.row(
                 format!("{} (projected, not run)", r.name),
@@ -522,8 +529,10 @@ trait Bench {
     fn add_emptied(&mut self) -> Duration;
     /// Times `PASSES` sums over the store.
     fn iterate(&mut self) -> Duration;
-    /// Times `PASSES` rounds of random lookups, if the contender has lookups.
-    fn get(&mut self) -> Option<Duration>;
+    /// Whether the contender has lookups.
+    fn lookups(&self) -> bool;
+    /// Times `PASSES` rounds of random lookups.
+    fn get(&mut self) -> Duration;
 }
 
 struct Runner<'a, S> {
@@ -575,27 +584,22 @@ impl<S: Store> Bench for Runner<'_, S> {
         let s = &self.store;
         time(|| (0..PASSES).fold(0, |a: V, _| a.wrapping_add(s.sum()))).0
     }
-    fn get(&mut self) -> Option<Duration> {
-        let (c, s) = (self.case, &self.store);
-        self.lookups.then(|| {
-            time(|| {
-                let mut sum: V = 0;
-                for _ in 0..PASSES {
-                    for &e in &c.gets {
-                        sum = sum.wrapping_add(s.get(e));
-                    }
-                }
-                sum
-            })
-            .0
-        })
+    fn lookups(&self) -> bool {
+        self.lookups
     }
-}
-
-/// The median of some samples.
-fn med(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+    fn get(&mut self) -> Duration {
+        let (c, s) = (self.case, &self.store);
+        time(|| {
+            let mut sum: V = 0;
+            for _ in 0..PASSES {
+                for &e in &c.gets {
+                    sum = sum.wrapping_add(s.get(e));
+                }
+            }
+            sum
+        })
+        .0
+    }
 }
 
 /// Add, iterate and random get at 100 % and 10 % utilisation of the entity space.
@@ -653,8 +657,8 @@ fn access(cfg: &Config) -> Table {
             Runner::<IndexMap<u32, V, FxBuildHasher>>::boxed(c, true)
         }),
     ];
-    let mut rows: Vec<Vec<Option<f64>>> = vec![Vec::new(); contenders.len()];
-    for case in &cases {
+    t.empty_rows(contenders.iter().map(|(name, _)| *name));
+    for (ci, case) in cases.iter().enumerate() {
         progress(format!(
             "access: {} entities among {} ids",
             case.ents.len(),
@@ -663,30 +667,27 @@ fn access(cfg: &Config) -> Table {
         let m = case.ents.len();
         let mut benches: Vec<Box<dyn Bench + '_>> =
             contenders.iter().map(|(_, make)| make(case)).collect();
-        // Every repetition times every contender in turn, so that they share the machine's
-        // load; each cell is the median of its repetitions.
-        let mut samples = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new()]; benches.len()];
-        for _ in 0..cfg.reps {
-            for (b, s) in benches.iter_mut().zip(samples.iter_mut()) {
-                s[0].push(b.add_new());
-                s[1].push(b.add_emptied());
-                s[2].push(b.iterate());
-                if let Some(g) = b.get() {
-                    s[3].push(g);
-                }
-            }
+        // The contenders of a column are measured together: each round times every one in
+        // turn, so that they share the machine's load.
+        for k in 0..4 {
+            let mut cs: Vec<_> = benches
+                .iter_mut()
+                .zip(&contenders)
+                .filter(|(b, _)| k < 3 || b.lookups())
+                .map(|(b, (name, _))| {
+                    let sample = move || match k {
+                        0 => b.add_new(),
+                        1 => b.add_emptied(),
+                        2 => b.iterate(),
+                        _ => b.get(),
+                    };
+                    (*name, sample)
+                })
+                .collect();
+            let timings = measure(cfg.reps, &mut cs);
+            let per = if k < 2 { m } else { m * PASSES };
+            t.fill(ci * 4 + k, &timings, |d| per_elem(d, per));
         }
-        for (row, [new, emptied, iter, get]) in rows.iter_mut().zip(samples) {
-            row.extend([
-                Some(per_elem(med(new), m)),
-                Some(per_elem(med(emptied), m)),
-                Some(per_elem(med(iter), m * PASSES)),
-                (!get.is_empty()).then(|| per_elem(med(get), m * PASSES)),
-            ]);
-        }
-    }
-    for ((name, _), cells) in contenders.iter().zip(rows) {
-        t.row(*name, cells);
     }
     let targets = [
         ("add 100% (new)", PEER, 1.0, "add into a new set"),
@@ -733,26 +734,38 @@ pub(crate) fn clustered(space: usize, n: usize, rng: &mut Rng) -> Vec<u32> {
     out
 }
 
-/// One repetition of the page-size sweep for page size `P`: (add, get) durations.
-fn page_once<const P: usize>(ents: &[u32], gets: &[u32]) -> (Duration, Duration) {
-    let (add, s) = time(|| {
-        let mut s = SparseSet::<V, P>::with_capacity_paged(ents.len());
-        for &e in ents {
-            s.insert(e, V::from(e));
-        }
-        s
-    });
-    let get = time(|| {
-        let mut sum = 0u64;
-        for _ in 0..PASSES {
-            for &e in gets {
-                sum = sum.wrapping_add(s.get(e).copied().unwrap_or(0));
-            }
-        }
-        sum
-    })
-    .0;
-    (add, get)
+/// A set of page size `P` holding `ents`.
+fn page_set<const P: usize>(ents: &[u32]) -> SparseSet<V, P> {
+    let mut s = SparseSet::<V, P>::with_capacity_paged(ents.len());
+    for &e in ents {
+        s.insert(e, V::from(e));
+    }
+    s
+}
+
+/// The page-size sweep's samplers for page size `P`: add (a new set filled), and `PASSES`
+/// rounds of random gets (on a set filled now).
+fn page_samplers<'a, const P: usize>(ents: &'a [u32], gets: &'a [u32]) -> [Sampler<'a>; 2] {
+    let s = page_set::<P>(ents);
+    [
+        Box::new(move || {
+            let (d, s) = time(|| page_set::<P>(ents));
+            drop(s);
+            d
+        }),
+        Box::new(move || {
+            time(|| {
+                let mut sum = 0u64;
+                for _ in 0..PASSES {
+                    for &e in gets {
+                        sum = sum.wrapping_add(s.get(e).copied().unwrap_or(0));
+                    }
+                }
+                sum
+            })
+            .0
+        }),
+    ]
 }
 
 /// KiB a set of page size `P` holds for `ids`.
@@ -793,38 +806,37 @@ fn page_sizes(cfg: &Config) -> Table {
     )
     .columns(&cols);
     progress("page sizes");
-    type Once = fn(&[u32], &[u32]) -> (Duration, Duration);
+    type Samplers = for<'a> fn(&'a [u32], &'a [u32]) -> [Sampler<'a>; 2];
     type Kib = fn(&[u32]) -> f64;
-    let sweep: [(usize, Once, Kib); 5] = [
-        (64, page_once::<64>, page_kib::<64>),
-        (128, page_once::<128>, page_kib::<128>),
-        (256, page_once::<256>, page_kib::<256>),
-        (1024, page_once::<1024>, page_kib::<1024>),
-        (4096, page_once::<4096>, page_kib::<4096>),
+    let sweep: [(usize, Samplers, Kib); 5] = [
+        (64, page_samplers::<64>, page_kib::<64>),
+        (128, page_samplers::<128>, page_kib::<128>),
+        (256, page_samplers::<256>, page_kib::<256>),
+        (1024, page_samplers::<1024>, page_kib::<1024>),
+        (4096, page_samplers::<4096>, page_kib::<4096>),
     ];
-    // Each repetition runs every page size in turn, so that they share the machine's load.
-    let mut samples = vec![(Vec::new(), Vec::new()); sweep.len()];
-    for _ in 0..cfg.reps {
-        for ((_, once, _), (adds, gs)) in sweep.iter().zip(samples.iter_mut()) {
-            let (a, g) = once(&ents, &gets);
-            adds.push(a);
-            gs.push(g);
-        }
-    }
-    for ((p, _, kib), (adds, gs)) in sweep.iter().zip(samples) {
-        let default = if *p == DEFAULT_PAGE_SIZE {
+    let name = |p: usize| {
+        let default = if p == DEFAULT_PAGE_SIZE {
             " (default)"
         } else {
             ""
         };
-        t.row(
-            format!("PAGE = {p}{default}"),
-            vec![
-                Some(per_elem(med(adds), ents.len())),
-                Some(per_elem(med(gs), gets.len() * PASSES)),
-                Some(kib(&cluster)),
-            ],
-        );
+        format!("PAGE = {p}{default}")
+    };
+    // The page sizes of a column are measured together, so that they share the machine's load.
+    let rows = sweep
+        .iter()
+        .map(|&(p, samplers, _)| {
+            let [add, get] = samplers(&ents, &gets);
+            (name(p), vec![Some(add), Some(get), None])
+        })
+        .collect();
+    let (adds, lookups) = (ents.len(), gets.len() * PASSES);
+    t.measure_rows(cfg.reps, rows, |c, d| {
+        per_elem(d, if c == 0 { adds } else { lookups })
+    });
+    for &(p, _, kib) in &sweep {
+        t.set(&name(p), 2, Cell::from(kib(&cluster)));
     }
     t.note(
         "Smaller pages hold less memory for clustered ids but need a longer page table; the \
@@ -851,17 +863,14 @@ fn joins(cfg: &Config) -> Table {
     .columns(&cols);
     progress("joins");
     let passes = 10;
-    let run = |f: &mut dyn FnMut() -> u64| {
-        median(cfg.reps, || {
+    fn run<'a>(passes: usize, mut f: impl FnMut() -> u64 + 'a) -> Option<Sampler<'a>> {
+        Some(Box::new(move || {
             time(|| (0..passes).map(|_| f()).fold(0, u64::wrapping_add)).0
-        })
-        .as_secs_f64()
-            * 1e6
-            / passes as f64
-    };
+        }))
+    }
     // Large mutable side: `a_big` written, `b_small` read.
     let (mut a1, mut a2, mut a3) = (a_big.clone(), a_big.clone(), a_big.clone());
-    let j_big = run(&mut || {
+    let j_big = run(passes, || {
         let mut n = 0;
         for (_, a, b) in a1.join_mut(&b_small) {
             *a = a.wrapping_add(*b);
@@ -869,7 +878,7 @@ fn joins(cfg: &Config) -> Table {
         }
         n
     });
-    let walk_big = run(&mut || {
+    let walk_big = run(passes, || {
         let mut n = 0;
         for (e, a) in a2.iter_mut() {
             if let Some(b) = b_small.get(e) {
@@ -879,7 +888,7 @@ fn joins(cfg: &Config) -> Table {
         }
         n
     });
-    let shared_big = run(&mut || {
+    let shared_big = run(passes, || {
         let mut n = 0u64;
         for (_, a, b) in a3.join(&b_small) {
             n = n.wrapping_add(a ^ b);
@@ -888,7 +897,7 @@ fn joins(cfg: &Config) -> Table {
     });
     // Small mutable side: `b_small` written, `a_big` read.
     let (mut b1, mut b2) = (b_small.clone(), b_small.clone());
-    let j_small = run(&mut || {
+    let j_small = run(passes, || {
         let mut n = 0;
         for (_, b, a) in b1.join_mut(&a_big) {
             *b = b.wrapping_add(*a);
@@ -896,7 +905,7 @@ fn joins(cfg: &Config) -> Table {
         }
         n
     });
-    let walk_small = run(&mut || {
+    let walk_small = run(passes, || {
         let mut n = 0;
         for (e, b) in b2.iter_mut() {
             if let Some(a) = a_big.get(e) {
@@ -906,19 +915,23 @@ fn joins(cfg: &Config) -> Table {
         }
         n
     });
+    // The rows of a column are measured together.
+    let rows = vec![
+        (
+            "join_mut (drives from the smaller set)".to_string(),
+            vec![j_big, j_small],
+        ),
+        (
+            "iter_mut + get (drives from the mutable side)".to_string(),
+            vec![walk_big, walk_small],
+        ),
+        (
+            "join (shared, drives from the smaller set)".to_string(),
+            vec![shared_big, None],
+        ),
+    ];
+    t.measure_rows(cfg.reps, rows, |_, d| d.as_secs_f64() * 1e6 / passes as f64);
     black_box((&mut a3, &mut b2));
-    t.row(
-        "join_mut (drives from the smaller set)",
-        vec![Some(j_big), Some(j_small)],
-    );
-    t.row(
-        "iter_mut + get (drives from the mutable side)",
-        vec![Some(walk_big), Some(walk_small)],
-    );
-    t.row(
-        "join (shared, drives from the smaller set)",
-        vec![Some(shared_big), None],
-    );
     t.note(
         "join_mut hands out &mut values by position when the other set drives: that is the one \
          unsafe block of SparseSet, and this table is what it buys.",
