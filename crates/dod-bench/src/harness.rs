@@ -195,19 +195,9 @@ fn median_of(v: &[Duration]) -> Duration {
     v[v.len() / 2]
 }
 
-/// One contender's run of a workload, unnamed: the form `world` builds. [`interleaved`] measures
-/// a slice of them with [`measure`].
+/// One contender's run of a workload, unnamed: the form `world` builds and names with
+/// [`contender`].
 pub type Sampler<'a> = Box<dyn FnMut() -> Duration + 'a>;
-
-/// [`measure`] for unnamed samplers: each one's median, in the slice's order.
-pub fn interleaved(reps: usize, samplers: &mut [Sampler<'_>]) -> Vec<Duration> {
-    let mut contenders: Vec<(&str, &mut Sampler<'_>)> =
-        samplers.iter_mut().map(|s| ("", s)).collect();
-    measure(reps, &mut contenders)
-        .into_iter()
-        .map(|t| t.median)
-        .collect()
-}
 
 /// Times one call of `f`, keeping its result alive so the work is not optimised away.
 pub fn time<R>(f: impl FnOnce() -> R) -> (Duration, R) {
@@ -836,7 +826,7 @@ mod tests {
     }
 
     #[test]
-    fn interleaved_rotates_and_takes_medians() {
+    fn unnamed_samplers_rotate_and_take_medians() {
         use std::cell::RefCell;
         let order = RefCell::new(Vec::new());
         let mut samplers: Vec<Sampler<'_>> = (0..3u64)
@@ -850,7 +840,9 @@ mod tests {
                 }) as Sampler<'_>
             })
             .collect();
-        let medians = interleaved(3, &mut samplers);
+        let mut named: Vec<Boxed<'_>> = samplers.drain(..).map(|s| contender("", s)).collect();
+        let medians: Vec<Duration> = measure(3, &mut named).iter().map(|t| t.median).collect();
+        drop(named);
         drop(samplers);
         // Warm-up round, then rounds starting at 1, 2, 0.
         assert_eq!(order.into_inner(), [0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2]);

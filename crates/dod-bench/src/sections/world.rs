@@ -5,14 +5,14 @@
 //!
 //! Each ECS is a [`Contender`]: one small implementation per crate, written the way that crate's
 //! docs recommend (its batch spawn, its query loop, its parallel iterator). Every workload makes
-//! one [`Sampler`] per contender, and [`interleaved`] times them in turns, so that every row of a
-//! table sees the same machine.
+//! one [`Sampler`] per contender, and [`harness::measure`] times them in rotating rounds, so
+//! that every row of a table sees the same machine and each ratio comes with its spread.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use crate::alloc_counter::live_bytes;
-use crate::harness::{interleaved, per_elem, progress, time, Config, Sampler, Table};
+use crate::harness::{self, per_elem, progress, time, Boxed, Config, Sampler, Table, Timing};
 
 // --- components -----------------------------------------------------------------------------
 
@@ -1038,16 +1038,18 @@ const ROWS: [Row; 6] = [
     row::<Specs>(),
 ];
 
-/// Each row's median sample of `w`, per entity (or per frame), in ns.
-fn measure(plan: &Plan, w: Workload) -> Vec<f64> {
-    progress(format!("world: {}", w.name()));
-    let mut samplers: Vec<Sampler<'_>> = ROWS.iter().map(|r| (r.sampler)(w, plan)).collect();
-    let medians = interleaved(plan.samples(w), &mut samplers);
-    drop(samplers);
-    medians
-        .into_iter()
-        .map(|d| per_elem(d, plan.per_sample(w)))
-        .collect()
+/// The timings of `rows` on `w`, measured together in rotating rounds.
+fn measure(plan: &Plan, rows: &[Row], w: Workload) -> Vec<Timing> {
+    let mut contenders: Vec<Boxed<'_>> = rows
+        .iter()
+        .map(|r| harness::contender(r.name, (r.sampler)(w, plan)))
+        .collect();
+    harness::measure(plan.samples(w), &mut contenders)
+}
+
+/// Fills column `col` of `t` with `w`'s timings, in ns per entity (or per frame).
+fn fill(t: &mut Table, col: usize, plan: &Plan, w: Workload, timings: &[Timing]) {
+    t.fill(col, timings, |d| per_elem(d, plan.per_sample(w)));
 }
 
 // --- tables ---------------------------------------------------------------------------------
@@ -1096,9 +1098,11 @@ fn suite_table(plan: &Plan) -> Table {
         "ns per entity (median)",
     )
     .columns(&cols);
-    let per_column: Vec<Vec<f64>> = Workload::SUITE.iter().map(|&w| measure(plan, w)).collect();
-    for (i, r) in ROWS.iter().enumerate() {
-        t.row(r.name, per_column.iter().map(|c| Some(c[i])).collect());
+    t.empty_rows(ROWS.iter().map(|r| r.name));
+    for (c, &w) in Workload::SUITE.iter().enumerate() {
+        progress(format!("world: {}", w.name()));
+        let timings = measure(plan, &ROWS, w);
+        fill(&mut t, c, plan, w, &timings);
     }
     for (c, &w) in Workload::SUITE.iter().enumerate() {
         t.note(verdict(&t, c, target(w)));
@@ -1143,10 +1147,9 @@ fn churn_table(plan: &Plan) -> Table {
         "µs per frame (median)",
     )
     .columns(&["churn"]);
-    let us = measure(plan, Workload::Churn);
-    for (r, v) in ROWS.iter().zip(us) {
-        t.row(r.name, vec![Some(v / 1e3)]);
-    }
+    progress("world: churn");
+    let timings = measure(plan, &ROWS, Workload::Churn);
+    t.fill(0, &timings, |d| d.as_secs_f64() * 1e6);
     t.note(verdict(&t, 0, target(Workload::Churn)));
     t.note(format!(
         "Each frame despawns {} random live entities (the same seeded choices for every row), \
@@ -1168,17 +1171,6 @@ const GROUP_ROWS: [Row; 4] = [
     row::<Hecs>(),
     row::<Bevy>(),
 ];
-
-/// Each of `rows`' median sample of `w`, per entity, in ns.
-fn measure_rows(plan: &Plan, rows: &[Row], w: Workload) -> Vec<f64> {
-    let mut samplers: Vec<Sampler<'_>> = rows.iter().map(|r| (r.sampler)(w, plan)).collect();
-    let medians = interleaved(plan.samples(w), &mut samplers);
-    drop(samplers);
-    medians
-        .into_iter()
-        .map(|d| per_elem(d, plan.per_sample(w)))
-        .collect()
-}
 
 /// "`label`: `a` / `b` = r (target <= limit: met)", or "not measured".
 fn ratio_verdict(t: &Table, col: &str, a: &str, b: &str, limit: Option<f64>) -> String {
@@ -1212,15 +1204,11 @@ fn groups_table(plan: &Plan) -> Table {
         "ns per entity (median)",
     )
     .columns(&cols);
-    let per_column: Vec<Vec<f64>> = ws
-        .iter()
-        .map(|&w| {
-            progress(format!("world: {} with groups", w.name()));
-            measure_rows(plan, &GROUP_ROWS, w)
-        })
-        .collect();
-    for (i, r) in GROUP_ROWS.iter().enumerate() {
-        t.row(r.name, per_column.iter().map(|c| Some(c[i])).collect());
+    t.empty_rows(GROUP_ROWS.iter().map(|r| r.name));
+    for (c, &w) in ws.iter().enumerate() {
+        progress(format!("world: {} with groups", w.name()));
+        let timings = measure(plan, &GROUP_ROWS, w);
+        fill(&mut t, c, plan, w, &timings);
     }
     let (g, u) = (DodGrouped::NAME, <DodWorld>::NAME);
     let iter = Workload::SimpleIter.name();
@@ -1509,24 +1497,17 @@ fn tracking_table(cfg: &Config, plan: &Plan) -> Table {
         "µs per frame (median)",
     )
     .columns(&cols);
-    let mut cells = vec![vec![None; cols.len()]; TRACK_ROWS.len()];
+    t.empty_rows(TRACK_ROWS.iter().map(|r| r.name));
     for (c, &step) in TrackStep::ALL.iter().enumerate() {
         progress(format!("world: tracking, {}", step.name()));
-        let rows: Vec<usize> = (0..TRACK_ROWS.len())
-            .filter(|&r| TRACK_ROWS[r].steps.contains(&step))
-            .collect();
-        let mut samplers: Vec<Sampler<'_>> = rows
+        let mut contenders: Vec<Boxed<'_>> = TRACK_ROWS
             .iter()
-            .map(|&r| (TRACK_ROWS[r].sampler)(step, &tp))
+            .filter(|r| r.steps.contains(&step))
+            .map(|r| harness::contender(r.name, (r.sampler)(step, &tp)))
             .collect();
-        let medians = interleaved(tp.samples, &mut samplers);
-        drop(samplers);
-        for (&r, d) in rows.iter().zip(medians) {
-            cells[r][c] = Some(d.as_secs_f64() * 1e6);
-        }
-    }
-    for (r, row) in TRACK_ROWS.iter().zip(cells) {
-        t.row(r.name, row);
+        let timings = harness::measure(tp.samples, &mut contenders);
+        drop(contenders);
+        t.fill(c, &timings, |d| d.as_secs_f64() * 1e6);
     }
     t.note(ratio_verdict(
         &t,
