@@ -10,7 +10,8 @@ use crate::world::{Shared, World};
 /// A query kept from run to run: it remembers the tick of its last run, so that
 /// [`Added<T>`](crate::Added) and [`Changed<T>`](crate::Changed) keep the entities whose `T`
 /// arrived or was written since then. Every run (each `for_each`, `iter`, `get`, ...) moves
-/// that tick to the present; the query's own writes are not seen by its next run.
+/// that tick to the present; the query's own writes are not seen by its next run. A `get`
+/// of an entity that is not alive is no run: it returns `None` and leaves the tick alone.
 ///
 /// Keep one per system and per world.
 ///
