@@ -461,6 +461,21 @@ impl FreeList {
         self.len += 1;
     }
 
+    /// Links slot `i` at the back, as [`push_back`](FreeList::push_back), when its own link
+    /// already reads [`NO_SLOT`] (a slot just vacated by a container whose vacating writes
+    /// it): one store fewer.
+    #[inline]
+    pub(crate) fn push_back_unlinked<L: Links + ?Sized>(&mut self, links: &mut L, i: u32) {
+        debug_assert_eq!(links.next(i), NO_SLOT);
+        if self.tail == NO_SLOT {
+            self.head = i;
+        } else {
+            links.set_next(self.tail, i);
+        }
+        self.tail = i;
+        self.len += 1;
+    }
+
     /// Unlinks the oldest slot and returns it; the list must not be empty.
     #[inline]
     pub(crate) fn pop_front<L: Links + ?Sized>(&mut self, links: &L) -> u32 {

@@ -149,6 +149,33 @@ impl Summary {
         let mut bits = Vec::new();
         bits.try_reserve_exact(starts[levels])?;
         bits.resize(starts[levels], 0u64);
+        Self::fill(&mut bits, &starts, levels, n, bit);
+        Ok(Summary {
+            bits,
+            starts,
+            levels,
+        })
+    }
+
+    /// Rebuilds the summary of the same `n` items it was built for, in place (no
+    /// allocation), from their new layer-0 bits.
+    fn refill(&mut self, n: usize, bit: impl Fn(usize) -> bool) {
+        if n == 0 {
+            return;
+        }
+        debug_assert_eq!(Self::layout(n), (self.starts, self.levels));
+        self.bits.fill(0);
+        Self::fill(&mut self.bits, &self.starts, self.levels, n, bit);
+    }
+
+    /// Sets the bits of the zeroed layers `bits` (laid out by `starts`) from `bit`.
+    fn fill(
+        bits: &mut [u64],
+        starts: &[usize; MAX_LEVELS + 1],
+        levels: usize,
+        n: usize,
+        bit: impl Fn(usize) -> bool,
+    ) {
         for i in 0..n {
             if bit(i) {
                 bits[i >> 6] |= 1 << (i & 63);
@@ -161,11 +188,6 @@ impl Summary {
                 }
             }
         }
-        Ok(Summary {
-            bits,
-            starts,
-            levels,
-        })
     }
 
     /// The single word of the top layer (zero for the summary of no items).
@@ -703,7 +725,14 @@ impl BitSet {
     pub fn insert(&mut self, index: u32) -> bool {
         let index = index as usize;
         if index >= self.universe {
-            self.grow_for(index);
+            // Within the words already allocated the universe grows by a store: the bits past
+            // it are zero and the summaries cover every word (invariants 1 and 2). A pool
+            // appending a slot takes this path on every insertion.
+            if index < self.words.len() << 6 && index <= self.max_index as usize {
+                self.universe = index + 1;
+            } else {
+                self.grow_for(index);
+            }
         }
         self.set_bit(index)
     }
@@ -754,6 +783,36 @@ impl BitSet {
         Ok(self.set_bit(i))
     }
 
+    /// Grows the universe by one and sets the new index (the universe before the call), as
+    /// `insert(universe)` does with one check fewer: a pool appending a slot.
+    #[inline]
+    pub(crate) fn push_set(&mut self) {
+        let index = self.universe;
+        let w = index >> 6;
+        match self.words.get_mut(w) {
+            // As in `insert`: the bits past the universe are zero and summarised.
+            Some(word) if index <= self.max_index as usize => {
+                let old = *word;
+                let new = old | 1u64 << (index & 63);
+                *word = new;
+                self.universe = index + 1;
+                if (old == 0) | (new == u64::MAX) {
+                    self.summarize_set(w, old, new);
+                }
+            }
+            _ => self.push_set_slow(index),
+        }
+    }
+
+    /// [`push_set`](BitSet::push_set) when the words must grow (or the bound refuses).
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn push_set_slow(&mut self, index: usize) {
+        self.grow_for(index);
+        self.set_bit(index);
+    }
+
     /// Sets the bit of `index < universe`.
     #[inline]
     pub(crate) fn set_bit(&mut self, index: usize) -> bool {
@@ -766,9 +825,22 @@ impl BitSet {
         // on every call.
         self.words[w] = new;
         if (old == 0) | (new == u64::MAX) {
-            self.set_summaries(w, old, new);
+            self.summarize_set(w, old, new);
         }
         old != new
+    }
+
+    /// The summary updates of `set_bit`: the deferred word filling up again (a pool refilling
+    /// the hole it just made) is a store, inline; the rest is a call.
+    #[inline(always)]
+    fn summarize_set(&mut self, w: usize, old: u64, new: u64) {
+        if old != 0 && w == self.unsummarized {
+            // `new` is full: the word leaves the deferral, its bit in `free` already clear
+            // (invariant 3).
+            self.unsummarized = NONE;
+        } else {
+            self.set_summaries(w, old, new);
+        }
     }
 
     /// The summary updates after word `w` went from `old` to `new` by setting bits; out of
@@ -816,7 +888,13 @@ impl BitSet {
         let new = old & !(1u64 << (index & 63));
         self.words[w] = new;
         if (old == u64::MAX) | (new == 0) {
-            self.clear_summaries(w, old, new);
+            if new != 0 && self.unsummarized == NONE {
+                // A full word that stays non-empty: deferred (invariant 3) by a store,
+                // inline, as `clear_summaries` would.
+                self.unsummarized = w;
+            } else {
+                self.clear_summaries(w, old, new);
+            }
         }
         old != new
     }
@@ -898,7 +976,12 @@ impl BitSet {
     /// ```
     pub fn clear(&mut self) {
         self.words.fill(0);
-        self.rebuild_summaries();
+        // The summaries keep their layout (the words do not change in number): refilled in
+        // place rather than built anew, so a clear allocates nothing.
+        let n = self.words.len();
+        self.any.refill(n, |_| false);
+        self.free.refill(n, |_| true);
+        self.unsummarized = NONE;
     }
 
     /// Grows the universe to `universe` if it is smaller (the new indices are absent). O(1)

@@ -48,7 +48,7 @@ impl<T> Entry<T> {
     /// # Panics
     ///
     /// If `tag` is vacant.
-    #[cfg(feature = "serde")]
+    #[inline]
     #[track_caller]
     pub(super) fn occupied(tag: Tag, item: T) -> Self {
         assert!(!tag.is_vacant(), "an occupied entry needs an occupied tag");

@@ -596,10 +596,39 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline(always)]
     pub fn try_insert(&mut self, value: T) -> Result<K, InsertError<T>> {
+        // The common FIFO cases inline, in the order `claim` decides them: pop the oldest
+        // hole past `min_free`, or append a slot that is born occupied (no vacant entry is
+        // written and then filled).
+        if self.reuse == Reuse::Fifo {
+            if self.free.len() > self.free.min_free() {
+                // Linked slots are vacant and not retired (invariant 3).
+                let i = self.free.pop_front(self.slots.as_slice()) as usize;
+                return Ok(self.fill(i, value));
+            }
+            if (self.slots.len() as u64) < u64::from(K::MAX_SLOTS) {
+                return Ok(self.push_item(value));
+            }
+        }
         match self.claim() {
             Some(i) => Ok(self.fill(i, value)),
             None => Err(InsertError::new(InsertErrorKind::Full, value)),
         }
+    }
+
+    /// Appends a slot holding `value` at the first generation, under [`Reuse::Fifo`]
+    /// (`slots.len()` is below `K::MAX_SLOTS`, checked by the caller).
+    #[inline(always)]
+    fn push_item(&mut self, value: T) -> K {
+        debug_assert!(self.reuse == Reuse::Fifo && self.blocked.is_none());
+        let i = self.slots.len();
+        let tag = Tag::vacant(0, self.type_id)
+            .occupy()
+            .unwrap_or_else(|| unreachable!("a slot at generation 0 is not retired"));
+        self.slots.push(Entry::occupied(tag, value));
+        // `i` is the universe of `alive` (invariant 1), which this grows by one.
+        self.alive.push_set();
+        self.len += 1;
+        tag.key(i as u32)
     }
 
     /// Inserts the item that `f` makes from its own key, so an item can store the key that
@@ -888,7 +917,7 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool.remove(a), None);
     /// assert_eq!(pool[b], 2);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, key: K) -> Option<T> {
         let i = self.slot_of(key)?;
         self.take(i)
@@ -933,15 +962,23 @@ impl<T, K: Key> Pool<T, K> {
         match self.reuse {
             Reuse::Fifo => {
                 if !retire {
-                    self.free.push_back(self.slots.as_mut_slice(), i as u32);
+                    // Every vacating path (`Entry::take`, `Entry::vacant`) links the slot to
+                    // nothing.
+                    self.free
+                        .push_back_unlinked(self.slots.as_mut_slice(), i as u32);
                 }
             }
-            Reuse::LowestFirst => {
-                self.first_hole = self.first_hole.min(i);
-                if retire || self.blocked.is_some() {
-                    self.update_blocked(i, retire);
-                }
-            }
+            Reuse::LowestFirst => self.vacated_lowest_first(i, retire),
+        }
+    }
+
+    /// [`vacated`](Pool::vacated) under [`Reuse::LowestFirst`]; out of line so that the
+    /// default policy's removal stays small enough to inline into its callers.
+    #[inline(never)]
+    fn vacated_lowest_first(&mut self, i: usize, retire: bool) {
+        self.first_hole = self.first_hole.min(i);
+        if retire || self.blocked.is_some() {
+            self.update_blocked(i, retire);
         }
     }
 
@@ -1053,7 +1090,72 @@ impl<T, K: Key> Pool<T, K> {
     /// assert_eq!(pool.get(h), None);
     /// ```
     pub fn clear(&mut self) {
-        self.drop_from(0);
+        match self.reuse {
+            Reuse::Fifo => self.clear_fifo(),
+            // Its holes feed `blocked`, which must follow `alive` item by item.
+            Reuse::LowestFirst => self.drop_from(0),
+        }
+    }
+
+    /// [`clear`](Pool::clear) under [`Reuse::Fifo`]: one pass over the words of the alive
+    /// flags, each item taken out and its slot queued in slot order, then the flags zeroed at
+    /// once. Panic safety costs nothing until a `Drop` unwinds: then the guard clears the
+    /// flags of the slots already emptied and hands the rest to `drop_from`.
+    fn clear_fifo(&mut self) {
+        /// Finishes the clear from slot `next` when a `Drop` unwinds out of the loop; the
+        /// slots below `next` are vacant and queued but still flagged.
+        struct Rest<'a, T, K: Key> {
+            pool: &'a mut Pool<T, K>,
+            next: usize,
+        }
+        impl<T, K: Key> Drop for Rest<'_, T, K> {
+            fn drop(&mut self) {
+                let pool = &mut *self.pool;
+                // `next` is at most the slot count, itself at most `K::MAX_SLOTS`.
+                let next = self.next as u32;
+                pool.alive.remove_range(..next);
+                pool.len = pool.alive.count();
+                pool.drop_from(next);
+            }
+        }
+        /// The loop, over disjoint borrows so that the freelist's ends stay in registers.
+        #[inline(always)]
+        fn take_all<T>(
+            slots: &mut [Entry<T>],
+            free: &mut FreeList,
+            alive: &[u64],
+            next: &mut usize,
+        ) {
+            for (w, &word) in alive.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let i = (w << 6) | bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    let entry = &mut slots[i];
+                    let item = entry.take();
+                    if !entry.tag().is_retired() {
+                        // `take` links the slot to nothing.
+                        free.push_back_unlinked(slots, i as u32);
+                    }
+                    *next = i + 1;
+                    drop(item);
+                }
+            }
+        }
+        let mut rest = Rest {
+            pool: self,
+            next: 0,
+        };
+        let pool = &mut *rest.pool;
+        take_all(
+            pool.slots.as_mut_slice(),
+            &mut pool.free,
+            pool.alive.as_words(),
+            &mut rest.next,
+        );
+        core::mem::forget(rest);
+        self.alive.clear();
+        self.len = 0;
     }
 
     /// An iterator over `(key, &item)` in slot order, walking the alive flags.
