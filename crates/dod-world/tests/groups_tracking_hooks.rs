@@ -532,3 +532,96 @@ fn a_query_marks_only_the_entities_it_visits() {
     let got: Vec<Entity> = changed.query(&mut world).iter().collect();
     assert_eq!(got, [a]);
 }
+
+#[test]
+fn a_query_closure_that_panics_part_way_marks_exactly_what_it_was_handed() {
+    // Alone (walked by position), beside a second storage that holds the same entities in
+    // the same order (aligned chunks), and in a group; with no filter (the stamps are written
+    // after the walk) and with a filter (written per item).
+    for layout in 0..3 {
+        let mut world = if layout == 2 {
+            World::builder().group::<(Pos, Vel)>().build()
+        } else {
+            World::new()
+        };
+        world.track::<Pos>();
+        let es: Vec<Entity> = (0..200)
+            .map(|i| {
+                if layout == 0 {
+                    world.spawn((Pos(i as f32),))
+                } else {
+                    world.spawn((Pos(i as f32), Vel(1.0)))
+                }
+            })
+            .collect();
+        let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+        changed.query(&mut world).count();
+        for stop in [0usize, 1, 63, 64, 65, 150] {
+            for filtered in [false, true] {
+                let mut handed = Vec::new();
+                let run = quietly(|| {
+                    // Every entity whose item the closure got, the one it panics on too.
+                    let mut visit = |e: Entity| {
+                        handed.push(e);
+                        if handed.len() > stop {
+                            panic!("stop");
+                        }
+                    };
+                    match (layout, filtered) {
+                        (0, false) => world
+                            .query::<(Entity, &mut Pos)>()
+                            .for_each(|(e, _)| visit(e)),
+                        (0, true) => world
+                            .query::<(Entity, &mut Pos)>()
+                            .without::<Frozen>()
+                            .for_each(|(e, _)| visit(e)),
+                        (_, false) => world
+                            .query::<(Entity, &mut Pos, &Vel)>()
+                            .for_each(|(e, _, _)| visit(e)),
+                        (_, true) => world
+                            .query::<(Entity, &mut Pos, &Vel)>()
+                            .without::<Frozen>()
+                            .for_each(|(e, _, _)| visit(e)),
+                    }
+                });
+                assert!(run.is_err());
+                world.assert_invariants();
+                let got: BTreeSet<Entity> = changed.query(&mut world).iter().collect();
+                let want: BTreeSet<Entity> = handed.iter().copied().collect();
+                assert_eq!(
+                    got, want,
+                    "layout {layout}, stop {stop}, filtered {filtered}: the marked values"
+                );
+            }
+        }
+        assert_eq!(es.len(), 200);
+    }
+}
+
+#[test]
+fn a_change_filter_finds_writes_at_every_position_of_its_runs() {
+    // The filter rules runs of positions out whole when none of them changed; a write at the
+    // first, last or any position of a run, or past the last full run, is still found.
+    let mut world = World::new();
+    world.track::<Pos>();
+    let es: Vec<Entity> = (0..100).map(|i| world.spawn((Pos(i as f32),))).collect();
+    let mut changed = QueryState::<(Entity, &Pos), Changed<Pos>>::new();
+    assert_eq!(changed.query(&mut world).count(), 100);
+    let mut rng = Rng(7);
+    for round in 0..200 {
+        let writes: BTreeSet<usize> = if round < 100 {
+            BTreeSet::from([round])
+        } else {
+            (0..rng.below(6)).map(|_| rng.below(100) as usize).collect()
+        };
+        for &i in &writes {
+            world.get_mut::<Pos>(es[i]).unwrap().0 += 1.0;
+        }
+        let got: BTreeSet<Entity> = changed.query(&mut world).iter().map(|(e, _)| e).collect();
+        let want: BTreeSet<Entity> = writes.iter().map(|&i| es[i]).collect();
+        assert_eq!(got, want, "round {round}");
+        let mut seen = 0;
+        changed.query(&mut world).for_each(|_| seen += 1);
+        assert_eq!(seen, 0, "round {round}: nothing new since");
+    }
+}

@@ -68,9 +68,10 @@ pub(crate) fn offer<'w>(
 pub unsafe trait QueryData {
     /// The value handed out for one entity.
     type Item<'w>;
-    /// What one run of the query holds: the storages, as pointers valid for `'w`.
+    /// What one run of the query holds: the storages, as pointers valid for `'w`. `Copy`, so
+    /// that a hot loop can keep it in registers.
     #[doc(hidden)]
-    type State<'w>;
+    type State<'w>: Copy;
 
     /// Declares the storages read and written.
     #[doc(hidden)]
@@ -137,7 +138,8 @@ pub unsafe trait QueryData {
     #[doc(hidden)]
     fn aligned(state: &Self::State<'_>, indices: &[u32], range: core::ops::Range<usize>) -> bool;
 
-    /// The item of entity `index` at the aligned position `pos`.
+    /// The item of entity `index` at the aligned position `pos`, unmarked: the caller marks
+    /// the positions it hands out with [`mark_aligned`](QueryData::mark_aligned).
     ///
     /// # Safety
     ///
@@ -146,6 +148,17 @@ pub unsafe trait QueryData {
     /// alive.
     #[doc(hidden)]
     unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Self::Item<'w>;
+
+    /// Marks the values at the aligned positions `range` changed, for every element that
+    /// [marks](QueryData::marks): the positions whose items
+    /// [`fetch_aligned`](QueryData::fetch_aligned) handed out.
+    ///
+    /// # Safety
+    ///
+    /// Every position of `range` is aligned; no reference to the stamps is live.
+    #[doc(hidden)]
+    #[inline]
+    unsafe fn mark_aligned(_state: &Self::State<'_>, _range: core::ops::Range<usize>) {}
 }
 
 /// A [`QueryData`] that only reads: usable through `&World`
@@ -225,6 +238,7 @@ unsafe impl ReadOnlyQueryData for Entity {}
 
 /// A run's view of one storage: a sparse set's lookup and dense values, or a tag's bits.
 #[allow(unreachable_pub, missing_docs)]
+#[derive(Clone, Copy)]
 pub enum Column<'w, P> {
     /// Values in a sparse set: the component, the lookup, the values as a pointer (shared or
     /// not), their number, whether the run walks this column by position, and (for a tracked
@@ -556,21 +570,27 @@ unsafe impl<T: Component> QueryData for &mut T {
     #[inline]
     unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, _: u32, pos: usize) -> &'w mut T {
         match *state {
-            Column::Set {
-                values,
-                changed,
-                now,
-                ..
-            } => {
-                if !changed.is_null() {
-                    // SAFETY: one stamp per dense value; `pos` is below the length.
-                    unsafe { *changed.add(pos) = now };
-                }
+            Column::Set { values, .. } => {
                 // SAFETY: `pos` is aligned (the caller's contract): a dense position of this
                 // column, whose storage is this run's alone; no other item for it is live.
                 unsafe { &mut *values.add(pos) }
             }
             Column::Tag { .. } => unreachable!("a tag in bits is never aligned"),
+        }
+    }
+
+    #[inline]
+    unsafe fn mark_aligned(state: &Self::State<'_>, range: core::ops::Range<usize>) {
+        if let Column::Set { changed, now, .. } = *state {
+            if !changed.is_null() {
+                // SAFETY: a tracked storage keeps one stamp per dense value, and aligned
+                // positions are dense positions (the caller's contract); the stamps are this
+                // run's alone, like the values, and no reference to them is live.
+                let stamps = unsafe {
+                    core::slice::from_raw_parts_mut(changed.add(range.start), range.len())
+                };
+                stamps.fill(now);
+            }
         }
     }
 }
@@ -579,6 +599,7 @@ unsafe impl<T: Component> QueryData for &mut T {
 
 /// The state of an optional element: its inner state, if its storage exists.
 #[allow(unreachable_pub)]
+#[derive(Clone, Copy)]
 pub struct Optional<S>(Option<S>);
 
 // SAFETY: the inner element's accesses, as declared by it.
@@ -665,6 +686,14 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
             .as_ref()
             .map(|s| unsafe { Q::fetch_aligned(s, index, pos) })
     }
+
+    #[inline]
+    unsafe fn mark_aligned(state: &Self::State<'_>, range: core::ops::Range<usize>) {
+        if let Some(s) = &state.0 {
+            // SAFETY: forwarded contract: an inner state that exists is aligned too.
+            unsafe { Q::mark_aligned(s, range) };
+        }
+    }
 }
 
 // SAFETY: reads only if `Q` does.
@@ -747,6 +776,12 @@ macro_rules! tuple_data {
             unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, pos: usize) -> Self::Item<'w> {
                 // SAFETY: forwarded contract, element by element.
                 ($(unsafe { $q::fetch_aligned(&state.$i, index, pos) },)*)
+            }
+
+            #[inline]
+            unsafe fn mark_aligned(state: &Self::State<'_>, range: core::ops::Range<usize>) {
+                // SAFETY: forwarded contract, element by element.
+                $(unsafe { $q::mark_aligned(&state.$i, range.clone()) };)*
             }
         }
 

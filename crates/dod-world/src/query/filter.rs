@@ -82,9 +82,9 @@ fn presence<T: Component>(world: &World, id: ComponentId) -> Presence<'_> {
 /// crate.
 #[allow(unsafe_code)]
 pub unsafe trait QueryFilter {
-    /// What one run of the query holds.
+    /// What one run of the query holds; `Copy`, as [`QueryData`](crate::QueryData)'s.
     #[doc(hidden)]
-    type State<'w>;
+    type State<'w>: Copy;
 
     /// Whether the filter keeps every entity (`()` and tuples of it): a run can skip it.
     #[doc(hidden)]
@@ -114,6 +114,58 @@ pub unsafe trait QueryFilter {
     /// Whether entity `index` (at the walked position `pos`) meets the condition.
     #[doc(hidden)]
     fn matches(state: &Self::State<'_>, index: u32, pos: usize) -> bool;
+
+    /// Whether every filter that reads by dense position (a change filter) is walked by
+    /// position: then every position of the driver is aligned for the filter, and
+    /// [`matches_aligned`](QueryFilter::matches_aligned) serves with no lookup. A filter that
+    /// looks entities up by index serves at any position.
+    #[doc(hidden)]
+    #[inline]
+    fn walked(_state: &Self::State<'_>) -> bool {
+        true
+    }
+
+    /// Whether, for every position `p` in `range` of the driver (whose dense indices are
+    /// `indices`), every filter that reads by dense position holds entity `indices[p]` at `p`.
+    #[doc(hidden)]
+    #[inline]
+    fn aligned(
+        _state: &Self::State<'_>,
+        _indices: &[u32],
+        _range: core::ops::Range<usize>,
+    ) -> bool {
+        true
+    }
+
+    /// [`matches`](QueryFilter::matches) at an aligned position.
+    ///
+    /// # Safety
+    ///
+    /// `pos` is aligned ([`aligned`](QueryFilter::aligned) or
+    /// [`walked`](QueryFilter::walked) said so) and `index` is the driver's entity there.
+    #[doc(hidden)]
+    #[inline]
+    unsafe fn matches_aligned(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+        Self::matches(state, index, pos)
+    }
+
+    /// Whether [`rejects_aligned`](QueryFilter::rejects_aligned) can rule out a run of
+    /// positions at once (a change filter can).
+    #[doc(hidden)]
+    const REJECTS_RUNS: bool = false;
+
+    /// Whether no position of `range` can match: `true` only when that is certain (a change
+    /// filter whose stamps in `range` are all older than its last run), `false` when unsure.
+    ///
+    /// # Safety
+    ///
+    /// Every position of `range` is aligned, as for
+    /// [`matches_aligned`](QueryFilter::matches_aligned).
+    #[doc(hidden)]
+    #[inline]
+    unsafe fn rejects_aligned(_state: &Self::State<'_>, _range: core::ops::Range<usize>) -> bool {
+        false
+    }
 }
 
 // SAFETY: reads the sparse side of `T`'s storage, as declared.
@@ -221,6 +273,7 @@ pub struct Changed<T>(PhantomData<fn() -> T>);
 
 /// The stamps a change filter reads.
 #[allow(unreachable_pub)]
+#[derive(Clone, Copy)]
 pub struct Stamps<'w> {
     id: ComponentId,
     sparse: SparseView<'w, { dod::sparse_set::DEFAULT_PAGE_SIZE }>,
@@ -240,12 +293,52 @@ impl Stamps<'_> {
                 None => return false,
             }
         };
-        // SAFETY: a tracked storage keeps one stamp per dense value, and `p` is a dense
-        // position; no write to these stamps is live (the access checks: only a `&mut T` of
-        // the same query writes them, and it does so after the filter has read).
+        // SAFETY: `p` is a dense position of this storage.
         #[allow(unsafe_code)]
+        unsafe {
+            self.newer_at(p)
+        }
+    }
+
+    /// Whether the stamp at dense position `p` is newer than the run's last.
+    ///
+    /// # Safety
+    ///
+    /// `p` is a dense position of this storage.
+    #[inline]
+    #[allow(unsafe_code)]
+    unsafe fn newer_at(&self, p: usize) -> bool {
+        // SAFETY: a tracked storage keeps one stamp per dense value, and `p` is a dense
+        // position (the caller's contract); no write to these stamps is live (the access
+        // checks: only a `&mut T` of the same query writes them, and it does so after the
+        // filter has read).
         let stamp = unsafe { *self.stamps.add(p) };
         stamp.is_newer_than(self.ticks.since, self.ticks.now)
+    }
+
+    /// Whether no stamp in `range` is newer than the run's last: a branch-free pass the
+    /// compiler turns into vector compares.
+    ///
+    /// # Safety
+    ///
+    /// `range` is a range of dense positions of this storage.
+    #[inline]
+    #[allow(unsafe_code)]
+    unsafe fn none_newer(&self, range: core::ops::Range<usize>) -> bool {
+        // SAFETY: one stamp per dense value, and `range` lies within the dense positions
+        // (the caller's contract); no write to the stamps is live (as in `newer_at`).
+        let stamps =
+            unsafe { core::slice::from_raw_parts(self.stamps.add(range.start), range.len()) };
+        let (since, now) = (self.ticks.since, self.ticks.now);
+        !stamps
+            .iter()
+            .fold(false, |any, s| any | s.is_newer_than(since, now))
+    }
+
+    /// Whether the storage holds `indices[p]` at every position `p` of `range`.
+    #[inline]
+    fn is_aligned(&self, indices: &[u32], range: core::ops::Range<usize>) -> bool {
+        self.driver || self.sparse.indices().get(range.clone()) == indices.get(range)
     }
 }
 
@@ -314,6 +407,36 @@ macro_rules! change_filter {
             fn matches(state: &Stamps<'_>, index: u32, pos: usize) -> bool {
                 state.newer(index, pos)
             }
+
+            #[inline]
+            fn walked(state: &Stamps<'_>) -> bool {
+                state.driver
+            }
+
+            #[inline]
+            fn aligned(
+                state: &Stamps<'_>,
+                indices: &[u32],
+                range: core::ops::Range<usize>,
+            ) -> bool {
+                state.is_aligned(indices, range)
+            }
+
+            #[inline]
+            unsafe fn matches_aligned(state: &Stamps<'_>, _: u32, pos: usize) -> bool {
+                // SAFETY: `pos` is aligned for this storage (the caller's contract), so it is
+                // one of its dense positions.
+                unsafe { state.newer_at(pos) }
+            }
+
+            const REJECTS_RUNS: bool = true;
+
+            #[inline]
+            unsafe fn rejects_aligned(state: &Stamps<'_>, range: core::ops::Range<usize>) -> bool {
+                // SAFETY: aligned positions are dense positions of this storage (the caller's
+                // contract).
+                unsafe { state.none_newer(range) }
+            }
         }
     };
 }
@@ -324,7 +447,7 @@ change_filter!(Changed, false);
 macro_rules! tuple_filter {
     ($($f:ident $i:tt),*) => {
         // SAFETY: the union of the filters' declared accesses.
-        #[allow(unsafe_code, clippy::unused_unit, unused_variables)]
+        #[allow(unsafe_code, clippy::unused_unit, unused_variables, unused_unsafe)]
         unsafe impl<$($f: QueryFilter),*> QueryFilter for ($($f,)*) {
             type State<'w> = ($($f::State<'w>,)*);
             const KEEPS_ALL: bool = true $(&& $f::KEEPS_ALL)*;
@@ -358,6 +481,39 @@ macro_rules! tuple_filter {
             #[inline]
             fn matches(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
                 true $(&& $f::matches(&state.$i, index, pos))*
+            }
+
+            #[inline]
+            fn walked(state: &Self::State<'_>) -> bool {
+                true $(&& $f::walked(&state.$i))*
+            }
+
+            #[inline]
+            fn aligned(
+                state: &Self::State<'_>,
+                indices: &[u32],
+                range: core::ops::Range<usize>,
+            ) -> bool {
+                true $(&& $f::aligned(&state.$i, indices, range.clone()))*
+            }
+
+            #[inline]
+            unsafe fn matches_aligned(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+                // SAFETY: the caller's contract holds for every filter of the tuple.
+                unsafe { true $(&& $f::matches_aligned(&state.$i, index, pos))* }
+            }
+
+            const REJECTS_RUNS: bool = false $(|| $f::REJECTS_RUNS)*;
+
+            #[inline]
+            unsafe fn rejects_aligned(
+                state: &Self::State<'_>,
+                range: core::ops::Range<usize>,
+            ) -> bool {
+                // SAFETY: the caller's contract holds for every filter of the tuple.
+                unsafe {
+                    false $(|| ($f::REJECTS_RUNS && $f::rejects_aligned(&state.$i, range.clone())))*
+                }
             }
         }
     };

@@ -323,31 +323,28 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         };
         let (data, filter) = (&run.data, &run.filter);
         match run.driver {
-            Some(Driver::Dense(indices)) if Q::walked(data) => {
-                // Every element is walked by position (the driver's storage, a driving group's):
-                // a walk over slices in lockstep.
-                for (pos, &index) in indices.iter().enumerate() {
-                    // SAFETY: every position is aligned, each comes once, and the item borrows
-                    // the run.
-                    #[allow(unsafe_code)]
-                    unsafe {
-                        aligned::<Q, F>(data, filter, index, pos, &mut f)
-                    };
-                }
+            Some(Driver::Dense(indices)) if Q::walked(data) && F::walked(filter) => {
+                // Every element and change filter is walked by position (the driver's
+                // storage, a driving group's): a walk over slices in lockstep.
+                // SAFETY: every position is aligned, and each comes once.
+                #[allow(unsafe_code)]
+                unsafe {
+                    walk_aligned::<Q, F>(data, filter, indices, 0, &mut f)
+                };
             }
             Some(Driver::Dense(indices)) => {
                 for start in (0..indices.len()).step_by(ALIGNED_CHUNK) {
                     let end = (start + ALIGNED_CHUNK).min(indices.len());
                     let chunk = &indices[start..end];
-                    if Q::aligned(data, indices, start..end) {
+                    if Q::aligned(data, indices, start..end)
+                        && F::aligned(filter, indices, start..end)
+                    {
                         // Every element holds the driver's entity at the same position.
-                        for (k, &index) in chunk.iter().enumerate() {
-                            // SAFETY: as above, for this chunk.
-                            #[allow(unsafe_code)]
-                            unsafe {
-                                aligned::<Q, F>(data, filter, index, start + k, &mut f)
-                            };
-                        }
+                        // SAFETY: as above, for this chunk.
+                        #[allow(unsafe_code)]
+                        unsafe {
+                            walk_aligned::<Q, F>(data, filter, chunk, start, &mut f)
+                        };
                     } else {
                         for (k, &index) in chunk.iter().enumerate() {
                             visit::<Q, F>(data, filter, index, start + k, &mut f);
@@ -442,24 +439,110 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     }
 }
 
-/// Visits entity `index` at the aligned position `pos`: filter, call `f`.
+/// How many aligned positions a filter that [rejects runs](QueryFilter::REJECTS_RUNS) rules
+/// out at once: a run is skipped with one vector pass when none of it can match.
+const REJECTED_RUN: usize = 16;
+
+/// Visits the driver's entities `indices`, at the aligned positions from `start` on, in
+/// order; runs of positions the filter rules out whole are skipped.
+///
+/// The items are fetched unmarked, and the change stamps of the positions handed out are
+/// written afterwards: with no filter, as one fill of the whole slice (a vector store, where a
+/// stamp per item would be a scalar store in the loop), also when `f` panics part way.
 ///
 /// # Safety
 ///
-/// `pos` is aligned for every element ([`QueryData::aligned`] or [`QueryData::walked`]), and
-/// `index` is the driver's entity there, visited once.
+/// Every position `start..start + indices.len()` is aligned for every element and filter, and
+/// `indices` are the driver's entities there, each visited once.
 #[inline(always)]
 #[allow(unsafe_code)]
-unsafe fn aligned<'w, Q: QueryData, F: QueryFilter>(
+unsafe fn walk_aligned<'w, Q: QueryData, F: QueryFilter>(
+    data: &Q::State<'w>,
+    filter: &F::State<'w>,
+    indices: &[u32],
+    start: usize,
+    f: &mut impl FnMut(Q::Item<'_>),
+) {
+    // Local copies, which the compiler keeps in registers: a stamp written through a raw
+    // pointer could otherwise alias the states behind the references and force reloads.
+    let (data, filter) = (*data, *filter);
+    let (data, filter) = (&data, &filter);
+    if F::KEEPS_ALL {
+        let mut handed = Marks::<Q> {
+            data,
+            from: start,
+            to: start,
+        };
+        for (k, &index) in indices.iter().enumerate() {
+            handed.to = start + k + 1;
+            // SAFETY: the caller's contract, position by position; the item lives only for
+            // the call, and its stamp is written by `handed`.
+            f(Q::shrink(unsafe {
+                Q::fetch_aligned(data, index, start + k)
+            }));
+        }
+    } else if F::REJECTS_RUNS {
+        for (r, run) in indices.chunks(REJECTED_RUN).enumerate() {
+            let first = start + r * REJECTED_RUN;
+            // SAFETY: the run's positions are aligned (the caller's contract).
+            if unsafe { F::rejects_aligned(filter, first..first + run.len()) } {
+                continue;
+            }
+            for (k, &index) in run.iter().enumerate() {
+                // SAFETY: the caller's contract, position by position.
+                unsafe { filtered::<Q, F>(data, filter, index, first + k, f) };
+            }
+        }
+    } else {
+        for (k, &index) in indices.iter().enumerate() {
+            // SAFETY: the caller's contract, position by position.
+            unsafe { filtered::<Q, F>(data, filter, index, start + k, f) };
+        }
+    }
+}
+
+/// Marks the aligned positions `from..to` changed when dropped: the items handed out there.
+struct Marks<'a, 'w, Q: QueryData> {
+    data: &'a Q::State<'w>,
+    from: usize,
+    to: usize,
+}
+
+impl<Q: QueryData> Drop for Marks<'_, '_, Q> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: `from..to` are aligned positions the walk handed out.
+        #[allow(unsafe_code)]
+        unsafe {
+            Q::mark_aligned(self.data, self.from..self.to)
+        };
+    }
+}
+
+/// Visits entity `index` at the aligned position `pos` if it passes the filter: mark, call
+/// `f`.
+///
+/// # Safety
+///
+/// `pos` is aligned for every element and filter ([`QueryData::aligned`] and
+/// [`QueryFilter::aligned`], or their `walked`), and `index` is the driver's entity there,
+/// visited once.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn filtered<'w, Q: QueryData, F: QueryFilter>(
     data: &Q::State<'w>,
     filter: &F::State<'w>,
     index: u32,
     pos: usize,
     f: &mut impl FnMut(Q::Item<'_>),
 ) {
-    if F::KEEPS_ALL || F::matches(filter, index, pos) {
+    // SAFETY: `pos` is aligned for the filters (the caller's contract).
+    if unsafe { F::matches_aligned(filter, index, pos) } {
         // SAFETY: the caller's contract; the item lives only for the call.
-        let item = unsafe { Q::fetch_aligned(data, index, pos) };
+        let item = unsafe {
+            Q::mark_aligned(data, pos..pos + 1);
+            Q::fetch_aligned(data, index, pos)
+        };
         f(Q::shrink(item));
     }
 }
