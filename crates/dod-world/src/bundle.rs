@@ -3,6 +3,7 @@
 use core::any::type_name;
 
 use crate::entity::Entity;
+use crate::group::GroupMoves;
 use crate::storage::{Component, ComponentId, Components, Ctx, Storage};
 
 /// A set of components given to one entity at once: a tuple of up to 12 component values of
@@ -54,6 +55,11 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     /// The ids of the bundle's types, registering them.
     #[doc(hidden)]
     fn ids(components: &mut Components, out: &mut alloc::vec::Vec<ComponentId>);
+
+    /// How an entity enters and leaves an owning group of the bundle's types, in the order
+    /// of [`ids`](Bundle::ids).
+    #[doc(hidden)]
+    fn group_moves() -> GroupMoves;
 }
 
 impl Bundle for () {
@@ -72,6 +78,14 @@ impl Bundle for () {
     fn put(self, _: &mut (), _: Entity, _: &mut Ctx<'_>) {}
 
     fn ids(_: &mut Components, _: &mut alloc::vec::Vec<ComponentId>) {}
+
+    fn group_moves() -> GroupMoves {
+        // A group owns two types at least: `World::group` refuses `()` before these can run.
+        GroupMoves {
+            enter: |_, _, _| unreachable!("no group owns no type"),
+            leave: |_, _, _| unreachable!("no group owns no type"),
+        }
+    }
 }
 
 /// Panics naming the type a bundle holds twice.
@@ -119,6 +133,10 @@ macro_rules! tuple_bundle {
             #[inline]
             fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>) {
                 $(targets.$i.insert(e, self.$i, ctx);)+
+            }
+
+            fn group_moves() -> GroupMoves {
+                crate::group::typed_group_moves!($n; $($t $i),+)
             }
 
             #[track_caller]

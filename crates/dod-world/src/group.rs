@@ -28,7 +28,88 @@ pub(crate) struct Group {
     pub(crate) owned: Vec<ComponentId>,
     /// How many entities are packed at the front.
     pub(crate) len: usize,
+    /// How an entity enters and leaves, typed for the owned storages.
+    pub(crate) moves: GroupMoves,
 }
+
+/// How an entity enters and leaves one group: `fn(components, group, entity index)`, made
+/// for the group's types, so the lookups and swaps inline, with no call through the erased
+/// storage and no type test.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupMoves {
+    pub(crate) enter: fn(&mut Components, usize, u32),
+    pub(crate) leave: fn(&mut Components, usize, u32),
+}
+
+/// The typed [`GroupMoves`] of a group that owns the types of a tuple, in its order; made by
+/// [`Bundle`](crate::Bundle) for its tuples.
+macro_rules! typed_group_moves {
+    ($n:literal; $($t:ident $i:tt),+) => {{
+        /// Puts entity `index` into group `g` if it has every owned type and is not in yet.
+        fn enter<$($t: crate::storage::Component),+>(components: &mut crate::storage::Components, g: usize, index: u32) {
+            let group = &components.groups[g];
+            let len = group.len;
+            let owned: [crate::storage::ComponentId; $n] = [$(group.owned[$i]),+];
+            let columns = &components.columns;
+            let positions: [usize; $n] = [$({
+                // SAFETY: the group owns `$t` at `owned[$i]` (it was made from this tuple),
+                // and `&mut crate::storage::Components` excludes any other access to the column.
+                #[allow(unsafe_code)]
+                let storage = unsafe { columns[owned[$i].index()].storage_of::<$t>() };
+                match storage.position_of(index) {
+                    Some(at) if at >= len => at,
+                    // Already in (position below `len`), or lacking a type.
+                    _ => return,
+                }
+            }),+];
+            $(
+                if positions[$i] != len {
+                    // SAFETY: as above; `&mut crate::storage::Components` is exclusive access to the column,
+                    // and this is its only reference.
+                    #[allow(unsafe_code)]
+                    let storage = unsafe { columns[owned[$i].index()].storage_mut::<$t>() };
+                    storage.swap_positions(positions[$i], len);
+                }
+            )+
+            components.groups[g].len += 1;
+        }
+
+        /// Takes entity `index` out of group `g` if it is in.
+        fn leave<$($t: crate::storage::Component),+>(components: &mut crate::storage::Components, g: usize, index: u32) {
+            let group = &components.groups[g];
+            let len = group.len;
+            let owned: [crate::storage::ComponentId; $n] = [$(group.owned[$i]),+];
+            let columns = &components.columns;
+            // A member sits below `len` in every owned storage; one lookup per storage finds
+            // both whether it is a member and where to swap from.
+            let positions: [usize; $n] = [$({
+                // SAFETY: as in `enter`.
+                #[allow(unsafe_code)]
+                let storage = unsafe { columns[owned[$i].index()].storage_of::<$t>() };
+                match storage.position_of(index) {
+                    Some(at) if at < len => at,
+                    _ => return,
+                }
+            }),+];
+            let last = len - 1;
+            $(
+                if positions[$i] != last {
+                    // SAFETY: as in `enter`.
+                    #[allow(unsafe_code)]
+                    let storage = unsafe { columns[owned[$i].index()].storage_mut::<$t>() };
+                    storage.swap_positions(positions[$i], last);
+                }
+            )+
+            components.groups[g].len = last;
+        }
+
+        crate::group::GroupMoves {
+            enter: enter::<$($t),+>,
+            leave: leave::<$($t),+>,
+        }
+    }};
+}
+pub(crate) use typed_group_moves;
 
 /// A group could not be made.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,8 +141,13 @@ impl fmt::Display for GroupError {
 impl std::error::Error for GroupError {}
 
 impl Components {
-    /// Makes a group owning `ids`, packing the entities that already have them all.
-    pub(crate) fn add_group(&mut self, ids: &[ComponentId]) -> Result<(), GroupError> {
+    /// Makes a group owning `ids`, packing the entities that already have them all; `moves`
+    /// are typed for `ids` in this order.
+    pub(crate) fn add_group(
+        &mut self,
+        ids: &[ComponentId],
+        moves: GroupMoves,
+    ) -> Result<(), GroupError> {
         if ids.len() < 2 || ids.len() > MAX_OWNED {
             return Err(GroupError::BadTypes {
                 why: alloc::format!(
@@ -94,6 +180,7 @@ impl Components {
         self.groups.push(Group {
             owned: ids.to_vec(),
             len: 0,
+            moves,
         });
         self.pack(g as usize);
         Ok(())
@@ -127,25 +214,9 @@ impl Components {
     }
 
     /// Puts entity `index` into group `g` if it has every owned type and is not in yet.
-    fn enter(&mut self, g: usize, index: u32) {
-        let len = self.groups[g].len;
-        let n = self.groups[g].owned.len();
-        let mut positions = [0usize; MAX_OWNED];
-        for (k, p) in positions.iter_mut().enumerate().take(n) {
-            let id = self.groups[g].owned[k];
-            match self.columns[id.index()].any().position_of(index) {
-                Some(at) if at >= len => *p = at,
-                // Already in (position below `len`), or lacking a type.
-                _ => return,
-            }
-        }
-        for (k, &p) in positions.iter().enumerate().take(n) {
-            if p != len {
-                let id = self.groups[g].owned[k];
-                self.columns[id.index()].any_mut().swap_positions(p, len);
-            }
-        }
-        self.groups[g].len += 1;
+    #[inline]
+    pub(crate) fn enter(&mut self, g: usize, index: u32) {
+        (self.groups[g].moves.enter)(self, g, index);
     }
 
     /// Takes entity `index` out of the group of `id`, if `id` is grouped and `index` is in it:
@@ -163,27 +234,10 @@ impl Components {
         }
     }
 
-    fn leave(&mut self, g: usize, index: u32) {
-        let len = self.groups[g].len;
-        let n = self.groups[g].owned.len();
-        // A member sits below `len` in every owned storage; one lookup per storage finds
-        // both whether it is a member and where to swap from.
-        let mut positions = [0usize; MAX_OWNED];
-        for (k, p) in positions.iter_mut().enumerate().take(n) {
-            let id = self.groups[g].owned[k];
-            match self.columns[id.index()].any().position_of(index) {
-                Some(at) if at < len => *p = at,
-                _ => return,
-            }
-        }
-        let last = len - 1;
-        for (k, &p) in positions.iter().enumerate().take(n) {
-            if p != last {
-                let id = self.groups[g].owned[k];
-                self.columns[id.index()].any_mut().swap_positions(p, last);
-            }
-        }
-        self.groups[g].len = last;
+    /// Takes entity `index` out of group `g` if it is in.
+    #[inline]
+    pub(crate) fn leave(&mut self, g: usize, index: u32) {
+        (self.groups[g].moves.leave)(self, g, index);
     }
 
     /// Empties every group (the storages were cleared).

@@ -196,6 +196,23 @@ fn tag_value<T>() -> T {
 }
 
 impl<T: Component> Storage<T> {
+    /// The dense position of entity `index` (not for a tag in bits).
+    #[inline]
+    pub(crate) fn position_of(&self, index: u32) -> Option<usize> {
+        debug_assert!(!self.in_bits);
+        self.set.get_index_of(index)
+    }
+
+    /// Swaps two dense positions, stamps included.
+    #[inline]
+    pub(crate) fn swap_positions(&mut self, a: usize, b: usize) {
+        self.set.swap_positions(a, b);
+        if let Some(t) = &mut self.ticks {
+            t.added.swap(a, b);
+            t.changed.swap(a, b);
+        }
+    }
+
     pub(crate) fn new() -> Self {
         Storage {
             set: SparseSet::new(),
@@ -368,8 +385,6 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn memory_usage(&self) -> usize;
     /// The entity indices that have the component, in storage order.
     fn indices(&self) -> Vec<u32>;
-    /// The dense position of entity `index` (not for a tag in bits).
-    fn position_of(&self, index: u32) -> Option<usize>;
     /// Swaps two dense positions, stamps included.
     fn swap_positions(&mut self, a: usize, b: usize);
     /// Starts tracking changes, stamping every present value with `now`.
@@ -444,17 +459,8 @@ impl<T: Component> AnyStorage for Storage<T> {
         }
     }
 
-    fn position_of(&self, index: u32) -> Option<usize> {
-        debug_assert!(!self.in_bits);
-        self.set.get_index_of(index)
-    }
-
     fn swap_positions(&mut self, a: usize, b: usize) {
-        self.set.swap_positions(a, b);
-        if let Some(t) = &mut self.ticks {
-            t.added.swap(a, b);
-            t.changed.swap(a, b);
-        }
+        Storage::swap_positions(self, a, b);
     }
 
     fn track(&mut self, now: Tick) {

@@ -37,7 +37,8 @@ pub struct ViewMut<'w, T: Component> {
     components: &'w mut Components,
     commands: &'w mut Commands,
     id: ComponentId,
-    grouped: bool,
+    /// The owning group `T` belongs to.
+    group: Option<u32>,
     now: Tick,
     _type: PhantomData<fn() -> T>,
 }
@@ -58,13 +59,13 @@ impl World {
         let now = self.change_tick();
         let (entities, components, commands) = self.view_parts();
         let id = components.register::<T>();
-        let grouped = components.columns[id.index()].group.is_some();
+        let group = components.columns[id.index()].group;
         ViewMut {
             entities,
             components,
             commands,
             id,
-            grouped,
+            group,
             now,
             _type: PhantomData,
         }
@@ -72,10 +73,26 @@ impl World {
 }
 
 impl<T: Component> ViewMut<'_, T> {
+    /// The storage, shared.
+    #[inline]
+    fn shared(&self) -> &Storage<T> {
+        // SAFETY: `id` is `T`'s (registered for it in `view_mut`), and the view holds the
+        // world's components exclusively, so no `&mut` to the column is live but through it.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.components.columns[self.id.index()].storage_of::<T>()
+        }
+    }
+
     #[inline]
     fn storage(&mut self) -> (&mut Storage<T>, Ctx<'_>) {
+        // SAFETY: `id` is `T`'s (registered for it in `view_mut`), and `&mut self` holds the
+        // world's components exclusively, so this is the column's only reference. Unchecked:
+        // a view is made for many calls, and the type test would be paid on every one.
+        #[allow(unsafe_code)]
+        let storage = unsafe { self.components.columns[self.id.index()].storage_mut::<T>() };
         (
-            self.components.columns[self.id.index()].storage_of_mut(),
+            storage,
             Ctx {
                 now: self.now,
                 commands: self.commands,
@@ -105,8 +122,8 @@ impl<T: Component> ViewMut<'_, T> {
         }
         let (storage, mut ctx) = self.storage();
         let new = storage.insert(e, value, &mut ctx);
-        if self.grouped && new {
-            self.components.enter_groups(e.index(), &[self.id]);
+        if let (Some(g), true) = (self.group, new) {
+            self.components.enter(g as usize, e.index());
         }
         Ok(new)
     }
@@ -124,8 +141,8 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return None;
         }
-        if self.grouped {
-            self.components.leave_group_of(e.index(), self.id);
+        if let Some(g) = self.group {
+            self.components.leave(g as usize, e.index());
         }
         let (storage, mut ctx) = self.storage();
         storage.remove(e, &mut ctx)
@@ -143,9 +160,7 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return None;
         }
-        self.components.columns[self.id.index()]
-            .storage::<T>()
-            .get(e.index())
+        self.shared().get(e.index())
     }
 
     /// `e`'s `T`, mutably (stamped changed when tracked), or `None`. O(1).
@@ -175,10 +190,7 @@ impl<T: Component> ViewMut<'_, T> {
     /// ```
     #[inline]
     pub fn contains(&self, e: Entity) -> bool {
-        self.entities.is_alive(e)
-            && self.components.columns[self.id.index()]
-                .storage::<T>()
-                .contains(e.index())
+        self.entities.is_alive(e) && self.shared().contains(e.index())
     }
 
     /// The number of entities with a `T`. O(1).
@@ -190,9 +202,7 @@ impl<T: Component> ViewMut<'_, T> {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        self.components.columns[self.id.index()]
-            .storage::<T>()
-            .len()
+        self.shared().len()
     }
 
     /// Whether no entity has a `T`. O(1).

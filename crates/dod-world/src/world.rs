@@ -932,7 +932,7 @@ impl World {
                 why: "an owning group names one type twice".into(),
             });
         }
-        self.components.add_group(&ids)
+        self.components.add_group(&ids, G::group_moves())
     }
 
     /// The number of entities packed in the group that owns `T`, or `None` if `T` is in no
