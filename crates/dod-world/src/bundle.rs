@@ -105,7 +105,8 @@ macro_rules! tuple_bundle {
             #[allow(non_snake_case)]
             #[track_caller]
             fn targets(components: &mut Components) -> (Self::Ids, Self::Targets<'_>) {
-                let cids: [ComponentId; $n] = [$(components.register::<$t>()),+];
+                let cids: [ComponentId; $n] =
+                    components.bundle_ids::<Self, $n>(|c| [$(c.register::<$t>()),+]);
                 let ids: [usize; $n] = cids.map(ComponentId::index);
                 let names: [&str; $n] = [$(type_name::<$t>()),+];
                 let columns = match components.columns.get_disjoint_mut(ids) {

@@ -735,9 +735,37 @@ pub struct Components {
     pub(crate) columns: Vec<Column>,
     by_type: HashMap<TypeId, ComponentId, BuildHasherDefault<TypeIdHasher>>,
     pub(crate) groups: Vec<crate::group::Group>,
+    /// The last bundle type whose ids [`bundle_ids`](Components::bundle_ids) found, and its
+    /// ids: a loop spawning one bundle type finds them with one comparison instead of a hash
+    /// lookup per type. Ids never change once registered.
+    last_bundle: Option<(TypeId, [ComponentId; MAX_BUNDLE])>,
 }
 
+/// The most component types in one bundle.
+pub(crate) const MAX_BUNDLE: usize = 12;
+
 impl Components {
+    /// The ids of bundle type `B`'s `N` types, registering them on first use: `register`
+    /// makes them, in order; they are remembered for the next call with the same `B`.
+    #[inline]
+    pub(crate) fn bundle_ids<B: 'static, const N: usize>(
+        &mut self,
+        register: impl FnOnce(&mut Components) -> [ComponentId; N],
+    ) -> [ComponentId; N] {
+        const { assert!(N <= MAX_BUNDLE) };
+        let t = TypeId::of::<B>();
+        if let Some((last, ids)) = &self.last_bundle {
+            if *last == t {
+                return core::array::from_fn(|k| ids[k]);
+            }
+        }
+        let ids = register(self);
+        let mut kept = [ComponentId(0); MAX_BUNDLE];
+        kept[..N].copy_from_slice(&ids);
+        self.last_bundle = Some((t, kept));
+        ids
+    }
+
     /// The id of `T`, registering it on first use.
     #[inline]
     pub(crate) fn register<T: Component>(&mut self) -> ComponentId {
