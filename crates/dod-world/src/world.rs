@@ -515,7 +515,10 @@ impl World {
                 panic.get_or_insert(p);
             }
         }
-        self.data.remove(e);
+        // Most worlds keep no per-entity data: then a despawn does not touch its table.
+        if !self.data.is_empty() {
+            self.data.remove(e);
+        }
         if let Some(p) = panic {
             resume_unwind(p);
         }
