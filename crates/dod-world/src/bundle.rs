@@ -83,7 +83,7 @@ impl Bundle for () {
         // A group owns two types at least: `World::group` refuses `()` before these can run.
         GroupMoves {
             enter: |_, _, _| unreachable!("no group owns no type"),
-            leave: |_, _, _| unreachable!("no group owns no type"),
+            leave: |_, _, _, _| unreachable!("no group owns no type"),
         }
     }
 }

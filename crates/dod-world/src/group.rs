@@ -38,7 +38,31 @@ pub(crate) struct Group {
 #[derive(Clone, Copy, Debug)]
 pub struct GroupMoves {
     pub(crate) enter: fn(&mut Components, usize, u32),
-    pub(crate) leave: fn(&mut Components, usize, u32),
+    pub(crate) leave: fn(&mut Components, usize, u32, Leaving),
+}
+
+/// Why an entity leaves a group: what the caller removes from the owned storages right after.
+///
+/// A storage the entity is about to be removed from needs no swap when the group's last member
+/// is its last value: the swap-and-pop of the removal moves that member into the leaving
+/// entity's position, which is what the swap would have done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Leaving {
+    /// It loses this component (removed next); the others stay.
+    Loses(ComponentId),
+    /// It is despawned: every component is removed next.
+    Despawned,
+}
+
+impl Leaving {
+    /// Whether the storage of `id` loses the entity's value right after.
+    #[inline]
+    pub(crate) fn removes(self, id: ComponentId) -> bool {
+        match self {
+            Leaving::Loses(lost) => lost == id,
+            Leaving::Despawned => true,
+        }
+    }
 }
 
 /// The typed [`GroupMoves`] of a group that owns the types of a tuple, in its order; made by
@@ -74,8 +98,14 @@ macro_rules! typed_group_moves {
             components.groups[g].len += 1;
         }
 
-        /// Takes entity `index` out of group `g` if it is in.
-        fn leave<$($t: crate::storage::Component),+>(components: &mut crate::storage::Components, g: usize, index: u32) {
+        /// Takes entity `index` out of group `g` if it is in, before the caller removes what
+        /// `leaving` says.
+        fn leave<$($t: crate::storage::Component),+>(
+            components: &mut crate::storage::Components,
+            g: usize,
+            index: u32,
+            leaving: crate::group::Leaving,
+        ) {
             let group = &components.groups[g];
             let len = group.len;
             let owned: [crate::storage::ComponentId; $n] = [$(group.owned[$i]),+];
@@ -97,7 +127,11 @@ macro_rules! typed_group_moves {
                     // SAFETY: as in `enter`.
                     #[allow(unsafe_code)]
                     let storage = unsafe { columns[owned[$i].index()].storage_mut::<$t>() };
-                    storage.swap_positions(positions[$i], last);
+                    // A storage that loses the value next and ends with the group's last
+                    // member: its swap-and-pop puts that member at the position.
+                    if !(leaving.removes(owned[$i]) && storage.set.indices().len() == len) {
+                        storage.swap_positions(positions[$i], last);
+                    }
                 }
             )+
             components.groups[g].len = last;
@@ -220,24 +254,26 @@ impl Components {
     }
 
     /// Takes entity `index` out of the group of `id`, if `id` is grouped and `index` is in it:
-    /// before a component of that type leaves.
+    /// right before its value of that type is removed.
     pub(crate) fn leave_group_of(&mut self, index: u32, id: ComponentId) {
         if let Some(g) = self.columns[id.index()].group {
-            self.leave(g as usize, index);
+            self.leave(g as usize, index, Leaving::Loses(id));
         }
     }
 
-    /// Takes entity `index` out of every group: before it is despawned.
+    /// Takes entity `index` out of every group: right before it is despawned (every value of
+    /// it removed).
     pub(crate) fn leave_all_groups(&mut self, index: u32) {
         for g in 0..self.groups.len() {
-            self.leave(g, index);
+            self.leave(g, index, Leaving::Despawned);
         }
     }
 
-    /// Takes entity `index` out of group `g` if it is in.
+    /// Takes entity `index` out of group `g` if it is in, right before the removal `leaving`
+    /// names.
     #[inline]
-    pub(crate) fn leave(&mut self, g: usize, index: u32) {
-        (self.groups[g].moves.leave)(self, g, index);
+    pub(crate) fn leave(&mut self, g: usize, index: u32, leaving: Leaving) {
+        (self.groups[g].moves.leave)(self, g, index, leaving);
     }
 
     /// Empties every group (the storages were cleared).

@@ -142,7 +142,8 @@ impl<T: Component> ViewMut<'_, T> {
             return None;
         }
         if let Some(g) = self.group {
-            self.components.leave(g as usize, e.index());
+            let leaving = crate::group::Leaving::Loses(self.id);
+            self.components.leave(g as usize, e.index(), leaving);
         }
         let (storage, mut ctx) = self.storage();
         storage.remove(e, &mut ctx)
