@@ -166,6 +166,8 @@ enum Op {
     SwapRemove(Ent),
     ShiftRemove(Ent),
     DeferRemove(Ent),
+    /// `swap_positions` at these positions, modulo the dense length.
+    SwapPositions(u16, u16),
     Compact,
     Retain(i32),
     RemoveMany(Vec<Ent>),
@@ -213,6 +215,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => ent().prop_map(Op::ShiftRemove),
         3 => ent().prop_map(Op::DeferRemove),
         1 => Just(Op::Compact),
+        2 => (any::<u16>(), any::<u16>()).prop_map(|(a, b)| Op::SwapPositions(a, b)),
         1 => (2..5i32).prop_map(Op::Retain),
         1 => prop::collection::vec(ent(), 0..8).prop_map(Op::RemoveMany),
         2 => (ent(), any::<i32>()).prop_map(|(e, v)| Op::GetMut(e, v)),
@@ -570,6 +573,14 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
                 .map(|p| model.dense[p] = Slot::Tomb)
                 .is_some();
             assert_eq!(got, want);
+        }
+        Op::SwapPositions(a, b) => {
+            let n = model.dense.len();
+            if n > 0 {
+                let (a, b) = (*a as usize % n, *b as usize % n);
+                set.swap_positions(a, b);
+                model.dense.swap(a, b);
+            }
         }
         Op::Compact => {
             set.compact();
@@ -1633,4 +1644,31 @@ fn huge_indices_are_refused_before_any_allocation() {
     let mut d: SparseSet<u64> = SparseSet::new();
     assert!(d.try_insert(u32::MAX, 0).is_err());
     assert_eq!(d.memory_usage(), 0);
+}
+
+#[test]
+fn swap_positions_moves_tombstones_below_the_first_one() {
+    // A pending removal swapped below every other one: `compact` must still find it, and every
+    // lookup must follow the live entries, for each pair of positions.
+    for a in 0..10usize {
+        for b in 0..10usize {
+            let mut set: Set = (0..10u32).map(|i| (i, i as i32)).collect();
+            assert!(set.defer_remove(7u32));
+            assert!(set.defer_remove(8u32));
+            set.swap_positions(a, b);
+            set.assert_invariants();
+            let mut want: Vec<u32> = (0..10).collect();
+            want[7] = TOMBSTONE;
+            want[8] = TOMBSTONE;
+            want.swap(a, b);
+            assert_eq!(set.indices(), &want[..], "swap {a} {b}");
+            for i in (0..10u32).filter(|&i| i != 7 && i != 8) {
+                assert_eq!(set.get(i), Some(&(i as i32)), "swap {a} {b}: get({i})");
+            }
+            set.compact();
+            set.assert_invariants();
+            want.retain(|&e| e != TOMBSTONE);
+            assert_eq!(set.indices(), &want[..], "swap {a} {b}, compacted");
+        }
+    }
 }

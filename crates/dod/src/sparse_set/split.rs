@@ -125,26 +125,46 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// s.compact();
     /// assert_eq!(s.indices(), [3, 1]);
     /// ```
+    #[inline]
     #[track_caller]
     pub fn swap_positions(&mut self, a: usize, b: usize) {
         let n = self.entities.len();
-        assert!(
-            a < n && b < n,
-            "SparseSet::swap_positions: positions {a} and {b} must be below the dense length {n}"
-        );
+        if a >= n || b >= n {
+            swap_out_of_bounds(a, b, n);
+        }
         if a == b {
             return;
         }
         self.entities.swap(a, b);
         self.values.swap(a, b);
-        for p in [a, b] {
-            let e = self.entities[p];
-            if e == TOMBSTONE {
-                // A deferred removal moved down: `compact` must start at or before it.
-                self.first_tombstone = self.first_tombstone.min(p);
-            } else {
-                self.pages.relink(e, p);
-            }
+        let (ea, eb) = (self.entities[a], self.entities[b]);
+        if self.pending == 0 {
+            // No tombstone: both are live entities, whose slots point at their new places.
+            self.pages.relink(ea, a);
+            self.pages.relink(eb, b);
+        } else {
+            self.relink_or_mark(ea, a);
+            self.relink_or_mark(eb, b);
         }
     }
+
+    /// Points the slot of the entry now at `p` there, or, for a tombstone, moves
+    /// `first_tombstone` down to it: a deferred removal moved, and `compact` must start at or
+    /// before it.
+    #[cold]
+    fn relink_or_mark(&mut self, e: u32, p: usize) {
+        if e == TOMBSTONE {
+            self.first_tombstone = self.first_tombstone.min(p);
+        } else {
+            self.pages.relink(e, p);
+        }
+    }
+}
+
+/// `swap_positions`' panic, out of line.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn swap_out_of_bounds(a: usize, b: usize, n: usize) -> ! {
+    panic!("SparseSet::swap_positions: positions {a} and {b} must be below the dense length {n}")
 }
