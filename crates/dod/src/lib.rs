@@ -115,6 +115,7 @@ pub mod bits;
 pub mod data;
 mod error;
 pub mod handle_map;
+pub mod hint;
 pub mod key;
 mod pages;
 pub mod pool;

@@ -114,6 +114,14 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
         Some(unsafe { self.slots.get_unchecked_mut(a) })
     }
 
+    /// Starts loading the slot of `index` into the cache, if its page is allocated.
+    #[inline]
+    pub(crate) fn prefetch(&self, index: u32) {
+        if let Some(s) = self.slot(index) {
+            crate::hint::prefetch(s);
+        }
+    }
+
     /// The slot of `index` (`S::default()` when its page does not exist).
     #[inline]
     pub(crate) fn get(&self, index: u32) -> S {

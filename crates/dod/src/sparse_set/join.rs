@@ -5,7 +5,7 @@
 //! a plain `u32`): the driving set's tag is read (one more sparse read) only when the probed
 //! entry has a tag.
 
-use super::{decode, slot_tag, Pages, SparseSet, TOMBSTONE};
+use super::{decode, slot_tag, Pages, Slot, SparseSet, TOMBSTONE};
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -274,7 +274,7 @@ impl<A, B, C, const PA: usize, const PB: usize, const PC: usize> FusedIterator
 /// Whether an entry with tag `probed` pairs with the driving set's entry of the same index,
 /// whose slot `driver` reads only when needed: tags agree, or either is 0 (no tag).
 #[inline]
-fn pairs(probed: u32, driver: impl FnOnce() -> u64) -> bool {
+fn pairs(probed: u32, driver: impl FnOnce() -> Slot) -> bool {
     probed == 0 || {
         let t = slot_tag(driver());
         t == 0 || t == probed
@@ -290,7 +290,7 @@ struct Meet {
 impl Meet {
     /// The position in `slot`, if it is occupied and its tag agrees with those seen so far.
     #[inline]
-    fn probe(&mut self, slot: u64) -> Option<usize> {
+    fn probe(&mut self, slot: Slot) -> Option<usize> {
         let pos = decode(slot)?;
         match slot_tag(slot) {
             0 => {}

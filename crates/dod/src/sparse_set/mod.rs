@@ -152,7 +152,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::num::NonZeroU16;
 use core::ops::{Index, IndexMut};
-use pages::{decode, encode, slot_tag, Pages};
+use pages::{decode, encode, slot_tag, Pages, Slot};
 
 /// The default number of sparse slots per page (1 KiB of slots).
 ///
@@ -484,7 +484,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 
     /// The raw sparse slot of an entity index (0 when vacant).
     #[inline]
-    fn slot(&self, index: u32) -> u64 {
+    fn slot(&self, index: u32) -> Slot {
         self.pages.get(index)
     }
 
@@ -507,7 +507,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         }
         // A vacant slot (0) wraps to `u32::MAX`, past any dense position: the dense arrays
         // hold at most `MAX_DENSE` entries (see `insert_slow`).
-        Some((slot as u32).wrapping_sub(1) as usize)
+        Some(slot.probe_position())
     }
 
     /// The position of `e` in the dense arrays, if the set holds it.
@@ -604,6 +604,24 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.values.get(self.probe(e)?)
     }
 
+    /// Starts loading the sparse slot of `e` into the cache, so that an insertion, lookup or
+    /// removal of `e` a little later does not wait for memory. A hint for loops that know
+    /// their next entities ahead (an allocator's free list, a sorted batch): it changes
+    /// nothing observable and costs a few instructions.
+    ///
+    /// O(1).
+    ///
+    /// ```
+    /// let mut s = dod::SparseSet::new();
+    /// s.insert(7u32, 'a');
+    /// s.prefetch(7u32);
+    /// assert_eq!(s.get(7u32), Some(&'a'));
+    /// ```
+    #[inline]
+    pub fn prefetch<E: SparseKey>(&self, e: E) {
+        self.pages.prefetch(e.sparse_index());
+    }
+
     /// The value of `e`, mutable.
     ///
     /// O(1).
@@ -683,7 +701,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// s.insert(Handle::new(6, 2, 0).unwrap(), 'd');
     /// s.insert(Handle::new(6, 1, 0).unwrap(), 'c'); // stale: panics
     /// ```
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn insert<E: SparseKey>(&mut self, e: E, value: T) -> Option<T> {
         self.insert_tagged(e.sparse_index(), e.sparse_tag(), value)
@@ -732,7 +750,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     }
 
     /// `insert` with the key's tag (`None` for a plain index).
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     fn insert_tagged(&mut self, index: u32, tag: Option<u32>, value: T) -> Option<T> {
         match self.insert_hot(index, tag, value) {
@@ -1186,7 +1204,7 @@ fn push_within_capacity<X>(v: &mut Vec<X>, x: X) {
 /// The dense position a sparse slot gives `e`: `None` if the slot is vacant or `e` is a key
 /// with another tag.
 #[inline]
-fn position_in<E: SparseKey>(slot: u64, e: E) -> Option<usize> {
+fn position_in<E: SparseKey>(slot: Slot, e: E) -> Option<usize> {
     if let Some(t) = e.sparse_tag() {
         if slot_tag(slot) != t {
             return None;
@@ -1265,7 +1283,7 @@ mod tests {
             assert_eq!(decode(s), Some(pos));
             assert_eq!(slot_tag(s), t);
         }
-        assert_eq!(decode(0), None);
+        assert_eq!(decode(Slot::VACANT), None);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Removal, one strategy per method, each named for what it does to the dense order.
 
-use super::{decode, is_malformed, position_in, slot_tag, Pages, SparseKey, SparseSet, TOMBSTONE};
+use super::{
+    decode, is_malformed, position_in, slot_tag, Pages, Slot, SparseKey, SparseSet, TOMBSTONE,
+};
 use alloc::vec::Vec;
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
@@ -15,11 +17,11 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.indices(), &[3, 2]);
     /// assert_eq!(s.swap_remove(1u32), None);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn swap_remove<E: SparseKey>(&mut self, e: E) -> Option<T> {
         let slot = self.pages.slot_mut(e.sparse_index())?;
         let pos = position_in(*slot, e)?;
-        *slot = 0;
+        *slot = Slot::VACANT;
         // The entry that moves is the last one whatever `pos` is: reading it first lets its
         // sparse slot be fetched while `e`'s slot is still on its way from memory.
         let last = self.entities.len() - 1;
@@ -52,7 +54,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     pub fn shift_remove<E: SparseKey>(&mut self, e: E) -> Option<T> {
         let slot = self.pages.slot_mut(e.sparse_index())?;
         let pos = position_in(*slot, e)?;
-        *slot = 0;
+        *slot = Slot::VACANT;
         self.entities.remove(pos);
         let value = self.values.remove(pos);
         for (i, &moved) in self.entities.iter().enumerate().skip(pos) {
@@ -95,7 +97,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         let Some(pos) = position_in(*slot, e) else {
             return false;
         };
-        *slot = 0;
+        *slot = Slot::VACANT;
         self.entities[pos] = TOMBSTONE;
         self.first_tombstone = if self.pending == 0 {
             pos
@@ -246,7 +248,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             }
         }
         assert_eq!(tombstones, self.pending);
-        let live = self.pages.all_slots().iter().filter(|&&s| s != 0).count();
+        let live = self
+            .pages
+            .all_slots()
+            .iter()
+            .filter(|&&s| s != Slot::VACANT)
+            .count();
         assert_eq!(live, self.len());
     }
 }
