@@ -48,6 +48,10 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn reserve(targets: &mut Self::Targets<'_>, additional: usize);
 
+    /// Starts loading the slots of entity `index` in every storage into the cache.
+    #[doc(hidden)]
+    fn prefetch(targets: &Self::Targets<'_>, index: u32);
+
     /// Gives entity `e` every component, dropping the ones it replaces (through the hooks).
     #[doc(hidden)]
     fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>);
@@ -73,6 +77,9 @@ impl Bundle for () {
 
     #[inline]
     fn reserve(_: &mut (), _: usize) {}
+
+    #[inline]
+    fn prefetch(_: &(), _: u32) {}
 
     #[inline]
     fn put(self, _: &mut (), _: Entity, _: &mut Ctx<'_>) {}
@@ -123,12 +130,21 @@ macro_rules! tuple_bundle {
                     }
                 };
                 let [$($t),+] = columns;
-                (cids, ($($t.storage_of_mut::<$t>(),)+))
+                // SAFETY: each id came from `register::<$t>()` (or from the ids remembered for
+                // this bundle type, made the same way), so its column holds a `Storage<$t>`.
+                #[allow(unsafe_code)]
+                let targets = unsafe { ($($t.storage_of_mut_unchecked::<$t>(),)+) };
+                (cids, targets)
             }
 
             #[inline]
             fn reserve(targets: &mut Self::Targets<'_>, additional: usize) {
                 $(targets.$i.reserve(additional);)+
+            }
+
+            #[inline]
+            fn prefetch(targets: &Self::Targets<'_>, index: u32) {
+                $(targets.$i.prefetch(index);)+
             }
 
             #[inline]

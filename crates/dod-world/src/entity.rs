@@ -300,6 +300,25 @@ impl Entities {
         self.tags[index as usize].to_key(index)
     }
 
+    /// The index the next [`alloc`](Self::alloc) takes, if it reuses a queued slot (a new slot
+    /// is the next one past the end, which is rarely far from the cache).
+    #[inline]
+    pub(crate) fn next_reused(&self) -> Option<u32> {
+        if self.queue.len() - self.head > self.min_free as usize {
+            Some(self.queue[self.head])
+        } else {
+            None
+        }
+    }
+
+    /// Starts loading the slot of `index` into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, index: u32) {
+        if let Some(t) = self.tags.get(index as usize) {
+            dod::hint::prefetch(t);
+        }
+    }
+
     /// Room for `additional` more entities without reallocating.
     pub(crate) fn reserve_capacity(&mut self, additional: usize) {
         let reuse = self.reusable();
@@ -308,6 +327,7 @@ impl Entities {
 
     /// Ends `e`'s life; `false` if it was not alive. Its slot joins the back of the queue,
     /// or retires if its generations are spent.
+    #[inline]
     pub(crate) fn free(&mut self, e: Entity) -> bool {
         debug_assert_eq!(*self.reserved.get_mut(), 0);
         let i = e.index() as usize;
@@ -324,13 +344,20 @@ impl Entities {
         }
     }
 
+    #[inline]
     fn enqueue(&mut self, index: u32) {
         // Drop the spent front once it is most of the buffer: amortised O(1) per slot.
         if self.head > 64 && self.head * 2 > self.queue.len() {
-            self.queue.drain(..self.head);
-            self.head = 0;
+            self.drop_spent();
         }
         self.queue.push(index);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drop_spent(&mut self) {
+        self.queue.drain(..self.head);
+        self.head = 0;
     }
 
     /// Whether slot `index` holds a live entity.

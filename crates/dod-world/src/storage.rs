@@ -145,13 +145,17 @@ pub(crate) struct Ticks {
 #[allow(unreachable_pub)]
 pub struct Storage<T> {
     pub(crate) set: SparseSet<T>,
+    /// The values live in `set` with nothing beside them: not in bits, no stamps, no hooks.
+    /// Kept by [`refresh_plain`](Storage::refresh_plain) whenever one of those changes, so
+    /// that the structural hot paths test one flag.
+    plain: bool,
     pub(crate) tags: BitSet,
     pub(crate) tag_count: usize,
     /// Whether the values are the bits of `tags` (a tag not tracked nor grouped).
     pub(crate) in_bits: bool,
     pub(crate) ticks: Option<Ticks>,
-    pub(crate) on_insert: Option<Hook<T>>,
-    pub(crate) on_remove: Option<Hook<T>>,
+    on_insert: Option<Hook<T>>,
+    on_remove: Option<Hook<T>>,
 }
 
 /// Whether `T` is a tag: zero-sized with no drop glue, so one value is indistinguishable from
@@ -216,6 +220,7 @@ impl<T: Component> Storage<T> {
     pub(crate) fn new() -> Self {
         Storage {
             set: SparseSet::new(),
+            plain: !is_tag::<T>(),
             tags: BitSet::new(),
             tag_count: 0,
             in_bits: is_tag::<T>(),
@@ -225,10 +230,68 @@ impl<T: Component> Storage<T> {
         }
     }
 
+    /// Starts loading the slot of entity `index` into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self, index: u32) {
+        if self.in_bits {
+            return;
+        }
+        self.set.prefetch(index);
+    }
+
+    /// Whether the values live in the sparse set with nothing beside them: no bits, no
+    /// stamps, no hooks. The structural hot paths then do the set's own work and nothing else.
+    #[inline(always)]
+    fn is_plain(&self) -> bool {
+        debug_assert_eq!(
+            self.plain,
+            !self.in_bits
+                && self.ticks.is_none()
+                && self.on_insert.is_none()
+                && self.on_remove.is_none()
+        );
+        self.plain
+    }
+
+    /// Recomputes [`is_plain`](Self::is_plain) after a change of bits, stamps or hooks.
+    fn refresh_plain(&mut self) {
+        self.plain = !self.in_bits
+            && self.ticks.is_none()
+            && self.on_insert.is_none()
+            && self.on_remove.is_none();
+    }
+
+    /// Sets the insert hook.
+    pub(crate) fn set_on_insert(&mut self, hook: Hook<T>) {
+        self.on_insert = Some(hook);
+        self.refresh_plain();
+    }
+
+    /// Sets the remove hook.
+    pub(crate) fn set_on_remove(&mut self, hook: Hook<T>) {
+        self.on_remove = Some(hook);
+        self.refresh_plain();
+    }
+
     /// Gives `e` its value; `true` if `e` had none. A value it replaces goes through the
     /// remove hook and is dropped; the new one through the insert hook.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn insert(&mut self, e: Entity, value: T, ctx: &mut Ctx<'_>) -> bool {
+        if self.is_plain() {
+            return match self.set.insert(e.index(), value) {
+                None => true,
+                Some(old) => {
+                    drop(old);
+                    false
+                }
+            };
+        }
+        self.insert_special(e, value, ctx)
+    }
+
+    /// [`insert`](Self::insert) into a storage with bits, stamps or hooks.
+    #[inline(never)]
+    fn insert_special(&mut self, e: Entity, value: T, ctx: &mut Ctx<'_>) -> bool {
         let index = e.index();
         if self.in_bits {
             mem::forget(value);
@@ -282,8 +345,17 @@ impl<T: Component> Storage<T> {
 
     /// Takes `e`'s value out, through the remove hook, noting `e` in the removed list when
     /// tracked.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn remove(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> Option<T> {
+        if self.is_plain() {
+            return self.set.swap_remove(e.index());
+        }
+        self.remove_special(e, ctx)
+    }
+
+    /// [`remove`](Self::remove) from a storage with bits, stamps or hooks.
+    #[inline(never)]
+    fn remove_special(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> Option<T> {
         let index = e.index();
         let value = if self.in_bits {
             if !self.tags.remove(index) {
@@ -365,6 +437,7 @@ impl<T: Component> Storage<T> {
             return;
         }
         self.in_bits = false;
+        self.refresh_plain();
         let bits = mem::take(&mut self.tags);
         self.tag_count = 0;
         for i in bits.iter() {
@@ -375,10 +448,12 @@ impl<T: Component> Storage<T> {
 
 /// A storage with its type erased: what the world needs without knowing the type.
 pub(crate) trait AnyStorage: Any + Send + Sync {
-    /// Drops `e`'s component, if it has one (through the remove hook).
-    fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> bool;
+    /// Drops `e`'s component, if it has one (through the remove hook). A panic of the value's
+    /// `Drop` or of the hook is caught and handed back: the value is gone either way.
+    fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()>;
     /// The number of entities with the component.
     fn len(&self) -> usize;
+
     /// Drops every component (through the remove hook, with the entities from `entities`).
     fn clear(&mut self, entities: &crate::Entities, ctx: &mut Ctx<'_>);
     /// Heap bytes held.
@@ -409,8 +484,13 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
 }
 
 impl<T: Component> AnyStorage for Storage<T> {
-    fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> bool {
-        self.remove(e, ctx).is_some()
+    fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()> {
+        if self.is_plain() && !mem::needs_drop::<T>() {
+            // Nothing here can panic: no hook, and no drop glue.
+            self.set.swap_remove(e.index());
+            return Ok(());
+        }
+        catch_unwind(AssertUnwindSafe(|| drop(self.remove(e, ctx))))
     }
 
     fn len(&self) -> usize {
@@ -474,6 +554,7 @@ impl<T: Component> AnyStorage for Storage<T> {
             changed: alloc::vec![now; n],
             removed: Vec::new(),
         });
+        self.refresh_plain();
     }
 
     fn is_tracked(&self) -> bool {
@@ -513,6 +594,7 @@ impl<T: Component> AnyStorage for Storage<T> {
         mem::swap(&mut self.tags, &mut other.tags);
         mem::swap(&mut self.tag_count, &mut other.tag_count);
         self.in_bits = other.in_bits;
+        self.refresh_plain();
         if !keep_bits {
             self.leave_bits();
         }
@@ -647,6 +729,22 @@ impl Column {
     #[inline]
     pub(crate) fn storage_of_mut<T: Component>(&mut self) -> &mut Storage<T> {
         downcast_mut(self.any_mut().as_any_mut())
+    }
+
+    /// The typed storage, mutable, through `&mut self`, without checking its type: the hot
+    /// paths of structural changes, which found the column by `T`'s id.
+    ///
+    /// # Safety
+    ///
+    /// `T` is the type the column was registered for.
+    #[inline]
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn storage_of_mut_unchecked<T: Component>(&mut self) -> &mut Storage<T> {
+        let any = self.any_mut();
+        debug_assert!(any.as_any().is::<Storage<T>>(), "a column of another type");
+        // SAFETY: the column holds a `Storage<T>` (the caller's contract), which is what the
+        // data part of the `dyn AnyStorage` points at; `&mut self` makes the borrow unique.
+        unsafe { &mut *(any as *mut dyn AnyStorage).cast::<Storage<T>>() }
     }
 
     /// The typed storage, shared, without checking its type: the hot paths of queries, which
