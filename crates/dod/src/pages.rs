@@ -179,6 +179,12 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
             .reserve(indices.div_ceil(PAGE).saturating_mul(PAGE));
     }
 
+    /// [`reserve`](Pages::reserve), or an error if the memory cannot be had.
+    pub(crate) fn try_reserve(&mut self, indices: usize) -> Result<(), TryReserveError> {
+        self.slots
+            .try_reserve(indices.div_ceil(PAGE).saturating_mul(PAGE))
+    }
+
     /// The number of allocated pages.
     pub(crate) fn allocated(&self) -> usize {
         self.slots.len() / PAGE

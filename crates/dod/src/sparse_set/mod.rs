@@ -109,6 +109,7 @@
 //!   `generation | type_id << 16`, bit 31 clear). Every other slot is 0, and no live entity
 //!   has index `u32::MAX`.
 //! - `pending` counts the tombstones, and every tombstone sits at a position `>= first_tombstone`.
+//! - Every slot of an index `>= vacant_from` is vacant.
 //! - The dense arrays hold fewer than `u32::MAX - 1` entries.
 //!
 //! # Memory
@@ -308,6 +309,10 @@ pub struct SparseSet<T, const PAGE: usize = DEFAULT_PAGE_SIZE> {
     pending: usize,
     first_tombstone: usize,
     max_index: u32,
+    /// Every index at or above it has a vacant slot: no entry has held it since the set was
+    /// last emptied. An insertion of such an index (a run of new entities, the common case of
+    /// an allocator handing out fresh ids) writes its slot without reading it first.
+    vacant_from: u32,
 }
 
 impl<T> SparseSet<T> {
@@ -372,6 +377,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             pending: 0,
             first_tombstone: 0,
             max_index: DEFAULT_MAX_INDEX,
+            vacant_from: 0,
         }
     }
 
@@ -786,25 +792,29 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         let Some(slot) = self.pages.slot_mut(index) else {
             return Err(value);
         };
-        let stored = *slot;
-        if let Some(pos) = decode(stored) {
-            if tag.is_some_and(|t| t != slot_tag(stored)) {
-                return Err(value);
+        if index < self.vacant_from {
+            let stored = *slot;
+            if let Some(pos) = decode(stored) {
+                if tag.is_some_and(|t| t != slot_tag(stored)) {
+                    return Err(value);
+                }
+                return Ok(Some(core::mem::replace(&mut self.values[pos], value)));
             }
-            return Ok(Some(core::mem::replace(&mut self.values[pos], value)));
         }
         let pos = self.entities.len();
         let t = tag.unwrap_or(0);
         if is_malformed(t)
             || pos >= MAX_DENSE
-            || pos == self.entities.capacity()
-            || pos == self.values.capacity()
+            || pos >= self.entities.capacity()
+            || self.values.len() >= self.values.capacity()
         {
             return Err(value);
         }
         push_within_capacity(&mut self.entities, index);
         push_within_capacity(&mut self.values, value);
         *slot = encode(pos, t);
+        // `index <= max_index < u32::MAX`, so `index + 1` does not overflow.
+        self.vacant_from = self.vacant_from.max(index + 1);
         Ok(None)
     }
 
@@ -1013,10 +1023,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.entities.clear();
         self.pending = 0;
         self.first_tombstone = 0;
+        self.vacant_from = 0;
         self.values.clear();
     }
 
-    /// Reserves room for `additional` more values in the dense arrays.
+    /// Reserves room for `additional` more values: in the dense arrays, and in the arena of
+    /// sparse pages for the pages that many new indices can need (`additional / PAGE`,
+    /// rounded up), so that filling a run of new entities allocates nothing more.
     ///
     /// O(n) when it reallocates.
     ///
@@ -1026,17 +1039,23 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     ///
     /// ```
     /// let mut s: dod::SparseSet<u8> = dod::SparseSet::new();
-    /// s.reserve(100);
-    /// assert!(s.capacity() >= 100);
+    /// s.reserve(1_000);
+    /// let held = s.memory_usage();
+    /// for i in 0..1_000u32 {
+    ///     s.insert(i, 0);
+    /// }
+    /// assert!(s.capacity() >= 1_000);
+    /// assert!(s.memory_usage() <= held + 64); // the page table grew; the pages had room
     /// ```
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         self.entities.reserve(additional);
         self.values.reserve(additional);
+        self.pages.reserve(additional);
     }
 
     /// [`reserve`](Self::reserve), or an error if the capacity overflows or the memory cannot
-    /// be had (the arrays may have grown partly: one of the two may have room already).
+    /// be had (the arrays may have grown partly: some may have room already).
     ///
     /// O(n) when it reallocates.
     ///
@@ -1048,7 +1067,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
         self.entities.try_reserve(additional)?;
-        self.values.try_reserve(additional)
+        self.values.try_reserve(additional)?;
+        self.pages.try_reserve(additional)
     }
 
     /// Releases unused memory: the spare capacity of the dense arrays, every sparse page that
@@ -1122,6 +1142,7 @@ impl<T: Clone, const PAGE: usize> Clone for SparseSet<T, PAGE> {
             pending: self.pending,
             first_tombstone: self.first_tombstone,
             max_index: self.max_index,
+            vacant_from: self.vacant_from,
         }
     }
 }

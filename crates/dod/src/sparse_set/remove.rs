@@ -244,6 +244,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             } else {
                 let slot = self.slot(e);
                 assert_eq!(decode(slot), Some(i), "entity {e}");
+                assert!(e < self.vacant_from, "entity {e} at or above vacant_from");
                 assert!(!is_malformed(slot_tag(slot)), "entity {e}: tag with bit 31");
             }
         }
