@@ -285,19 +285,31 @@ impl Entities {
     #[track_caller]
     pub(crate) fn alloc(&mut self) -> Entity {
         debug_assert_eq!(*self.reserved.get_mut(), 0);
-        let can_grow = self.tags.len() < MAX_SLOTS;
-        let queued = self.queue.len() - self.head;
-        let index = if queued > self.min_free as usize || (!can_grow && queued > 0) {
-            self.pop_queued()
-        } else if can_grow {
-            let index = self.tags.len() as u32;
-            self.tags.push(occupied(Tag::vacant(0, self.world_id)));
-            index
+        let (index, tag) = if self.queue.len() - self.head > self.min_free as usize {
+            let index = self.pop_queued();
+            (index, self.tags[index as usize])
+        } else if self.tags.len() < MAX_SLOTS {
+            let tag = occupied(Tag::vacant(0, self.world_id));
+            self.tags.push(tag);
+            (self.tags.len() as u32 - 1, tag)
         } else {
-            panic!("World is full: every entity index is in use or retired")
+            self.alloc_when_full()
         };
         self.live += 1;
-        self.tags[index as usize].to_key(index)
+        tag.to_key(index)
+    }
+
+    /// `alloc` once every index has been handed out: a queued slot is taken even if fewer
+    /// than `min_free` wait.
+    #[cold]
+    #[track_caller]
+    fn alloc_when_full(&mut self) -> (u32, Tag) {
+        assert!(
+            self.queue.len() > self.head,
+            "World is full: every entity index is in use or retired"
+        );
+        let index = self.pop_queued();
+        (index, self.tags[index as usize])
     }
 
     /// The index the next [`alloc`](Self::alloc) takes, if it reuses a queued slot (a new slot
