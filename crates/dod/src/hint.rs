@@ -6,7 +6,7 @@
 
 /// Asks the CPU to start loading the cache line that holds `value`, so that a read or write
 /// of it a little later does not wait for memory. A hint: it changes nothing the program can
-/// observe; on targets without a prefetch instruction (and under Miri) it does nothing.
+/// observe. It is a `prefetcht0` on x86_64 and does nothing on other targets (and under Miri).
 ///
 /// Worth it only where the next target is known well before it is used and is likely not
 /// in the cache: a loop over a free list, a batch of entities about to be looked up.

@@ -81,7 +81,9 @@
 //! reason it is sound: [`Pool`]'s slot, a union of the item and the freelist link, and its
 //! unchecked reads of the slots the alive flags mark while iterating; the paged sparse array
 //! under [`SparseSet`] and [`DataStore`], reading a slot inside a page it has found;
-//! [`SparseSet`]'s append within capacity on insertion and the mutable join's disjoint `&mut`;
+//! [`SparseSet`]'s append within capacity on insertion, the length an
+//! [`AppendRun`](sparse_set::AppendRun) sets over the values it wrote, and the mutable join's
+//! disjoint `&mut`; the prefetch instruction behind [`hint::prefetch`];
 //! string reads of validated data buffers (`from_utf8_unchecked`); and, with the `bytemuck`
 //! feature, the `Pod` impls of optional handles (also for the types [`new_handle_type!`]
 //! declares). [`HandleMap`] and [`BitSet`] have none. Each unchecked access was measured to

@@ -156,6 +156,14 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
         self.slots.resize(self.slots.len() + PAGE, S::default());
     }
 
+    /// Where the page of `index` starts in the arena (see
+    /// [`all_slots_mut`](Pages::all_slots_mut)), allocating the page if it has none.
+    pub(crate) fn page_start(&mut self, index: u32) -> usize {
+        self.alloc_page(index);
+        let a = self.at(index).expect("the page was just allocated");
+        a - index as usize % PAGE
+    }
+
     /// [`alloc_page`](Pages::alloc_page), or an error (and no change) if the memory cannot
     /// be had.
     pub(crate) fn try_alloc_page(&mut self, index: u32) -> Result<(), TryReserveError> {
@@ -172,17 +180,24 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
         Ok(())
     }
 
-    /// Reserves arena room for the pages of `indices` more indices. Panics like `Vec` if the
+    /// Reserves arena room for the pages of a run of `indices` new indices. Panics like `Vec` if the
     /// memory cannot be had.
     pub(crate) fn reserve(&mut self, indices: usize) {
-        self.slots
-            .reserve(indices.div_ceil(PAGE).saturating_mul(PAGE));
+        self.slots.reserve(Self::run_slots(indices));
     }
 
     /// [`reserve`](Pages::reserve), or an error if the memory cannot be had.
     pub(crate) fn try_reserve(&mut self, indices: usize) -> Result<(), TryReserveError> {
-        self.slots
-            .try_reserve(indices.div_ceil(PAGE).saturating_mul(PAGE))
+        self.slots.try_reserve(Self::run_slots(indices))
+    }
+
+    /// The slots of the pages a run of `indices` consecutive indices can touch: one page more
+    /// than they fill, for a run that starts inside a page.
+    fn run_slots(indices: usize) -> usize {
+        if indices == 0 {
+            return 0;
+        }
+        (indices.div_ceil(PAGE) + 1).saturating_mul(PAGE)
     }
 
     /// The number of allocated pages.

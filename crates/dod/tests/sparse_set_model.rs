@@ -189,6 +189,8 @@ enum Op {
     },
     /// Joins with a set holding these indices (with a key's generation and type id, or none).
     Join(BTreeMap<u32, Option<(u16, u16)>>),
+    /// `append_run` from this index, pushing these values (those up to `max_index`).
+    AppendRun(u32, Vec<i32>),
 }
 
 fn entry_op() -> impl Strategy<Value = EntryOp> {
@@ -230,6 +232,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::RoundTrip),
         1 => (0..12usize, any::<bool>()).prop_map(|(take, forget)| Op::Drain { take, forget }),
         2 => prop::collection::btree_map(0..200u32, other_tag, 0..60).prop_map(Op::Join),
+        2 => (prop_oneof![4 => 0..260u32, 1 => FAR - 3..FAR + 8], prop::collection::vec(any::<i32>(), 0..140))
+            .prop_map(|(first, values)| Op::AppendRun(first, values)),
     ]
 }
 
@@ -704,6 +708,35 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
             model.dense = set.indices().iter().map(|e| by_index[e]).collect();
         }
         Op::ShrinkToFit => set.shrink_to_fit(),
+        Op::AppendRun(first, values) => {
+            let held_from = model
+                .dense
+                .iter()
+                .any(|s| matches!(*s, Slot::Live { index, .. } if index >= *first));
+            let run = set.append_run(*first);
+            if held_from || *first > model.max_index {
+                assert!(
+                    run.is_none(),
+                    "append_run({first}) with an index at or past it held"
+                );
+            }
+            if let Some(mut run) = run {
+                for (k, &v) in values.iter().enumerate() {
+                    let index = first + k as u32;
+                    // Indices stay where the other ops (and the serde round trip) reach.
+                    if index > model.max_index || index > FAR + 8 {
+                        break;
+                    }
+                    assert_eq!(run.next_index(), index);
+                    assert_eq!(run.push(v), index);
+                    model.dense.push(Slot::Live {
+                        index,
+                        tag: 0,
+                        value: v,
+                    });
+                }
+            }
+        }
         Op::Reserve(n) => {
             set.reserve(usize::from(*n));
             assert!(set.capacity() >= set.values().len() + usize::from(*n));

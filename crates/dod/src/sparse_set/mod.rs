@@ -104,10 +104,10 @@
 //! - `entities.len() == values.len()`; position `i` of the dense arrays holds entity
 //!   `entities[i]` and its value `values[i]`, or a tombstone (`entities[i] == TOMBSTONE`, its
 //!   value not yet dropped).
-//! - For every live entity `e` at position `i`, its sparse slot encodes `i + 1` in the low 32
-//!   bits and its tag above (0 when inserted by a plain index, else a key's
-//!   `generation | type_id << 16`, bit 31 clear). Every other slot is 0, and no live entity
-//!   has index `u32::MAX`.
+//! - For every live entity `e` at position `i`, its sparse slot holds `i + 1` and its tag (0
+//!   when inserted by a plain index, else a key's `generation | type_id << 16`, bit 31
+//!   clear). Every other slot is vacant (both halves 0), and no live entity has index
+//!   `u32::MAX`.
 //! - `pending` counts the tombstones, and every tombstone sits at a position `>= first_tombstone`.
 //! - Every slot of an index `>= vacant_from` is vacant.
 //! - The dense arrays hold fewer than `u32::MAX - 1` entries.
@@ -135,6 +135,7 @@ mod pages;
 #[cfg(feature = "rayon")]
 mod rayon;
 mod remove;
+mod run;
 #[cfg(feature = "serde")]
 mod serde;
 mod sort;
@@ -143,6 +144,7 @@ mod split;
 pub use entry::{Entry, OccupiedEntry, VacantEntry};
 pub use iter::{Drain, IntoIter, Iter, IterKeys, IterMut, Keys};
 pub use join::{Join, Join3, JoinMut};
+pub use run::AppendRun;
 pub use split::SparseView;
 
 use crate::error::{InsertError, InsertErrorKind};
@@ -310,7 +312,7 @@ pub struct SparseSet<T, const PAGE: usize = DEFAULT_PAGE_SIZE> {
     first_tombstone: usize,
     max_index: u32,
     /// Every index at or above it has a vacant slot: no entry has held it since the set was
-    /// last emptied. An insertion of such an index (a run of new entities, the common case of
+    /// last cleared. An insertion of such an index (a run of new entities, the common case of
     /// an allocator handing out fresh ids) writes its slot without reading it first.
     vacant_from: u32,
 }
@@ -878,9 +880,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
                 }
                 self.compact();
             } else if len == self.entities.capacity() || len == self.values.capacity() {
+                // The dense arrays only: the page of `index` exists by now.
                 if !TRY {
-                    self.reserve(1);
-                } else if self.try_reserve(1).is_err() {
+                    self.entities.reserve(1);
+                    self.values.reserve(1);
+                } else if self.entities.try_reserve(1).is_err()
+                    || self.values.try_reserve(1).is_err()
+                {
                     return Err(InsertError::new(OutOfMemory, value));
                 }
             }
@@ -1028,8 +1034,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     }
 
     /// Reserves room for `additional` more values: in the dense arrays, and in the arena of
-    /// sparse pages for the pages that many new indices can need (`additional / PAGE`,
-    /// rounded up), so that filling a run of new entities allocates nothing more.
+    /// sparse pages for the pages a run of that many new consecutive indices can need
+    /// (`additional / PAGE` rounded up, plus one for a run that starts inside a page), so
+    /// that filling a run of new entities allocates nothing more.
     ///
     /// O(n) when it reallocates.
     ///
@@ -1407,6 +1414,38 @@ mod tests {
     fn index_panics_with_the_key() {
         let s = SparseSet::<u8>::new();
         let _ = s[Handle::new(3, 2, 0).unwrap()];
+    }
+
+    #[test]
+    fn a_first_insertion_allocates_one_page() {
+        let mut s = SparseSet::<u8>::new();
+        s.insert(5u32, 1);
+        assert_eq!(s.allocated_pages(), 1);
+        // One page of slots, a short page table and small dense arrays: not two pages.
+        assert!(
+            s.memory_usage() < 2 * DEFAULT_PAGE_SIZE * 8,
+            "{}",
+            s.memory_usage()
+        );
+    }
+
+    #[test]
+    fn reserve_covers_a_run_that_starts_inside_a_page() {
+        let mut s = SparseSet::<u8>::new();
+        s.insert(0u32, 0);
+        s.reserve(128);
+        let held = s.memory_usage();
+        for i in 1000..1128u32 {
+            s.insert(i, 1);
+        }
+        assert_eq!(s.allocated_pages(), 3);
+        // Only the page table may grow: 4 bytes per page number, up to page 8.
+        assert!(
+            s.memory_usage() <= held + 4 * 16,
+            "{} -> {}",
+            held,
+            s.memory_usage()
+        );
     }
 
     #[test]

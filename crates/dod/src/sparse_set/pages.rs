@@ -6,7 +6,10 @@
 /// bit 31 clear). Two halves rather than one `u64`, so that moving an entry rewrites its
 /// position alone, without reading the slot first (a removal's swap moves an entry whose slot
 /// is rarely in the cache).
+///
+/// Aligned to 8 so that writing a whole slot is one store.
 #[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
+#[repr(C, align(8))]
 pub(super) struct Slot {
     pos1: u32,
     tag: u32,

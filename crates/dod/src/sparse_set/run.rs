@@ -1,0 +1,262 @@
+//! Appending the values of a run of new, consecutive indices: the batch form of `insert`
+//! for an allocator's fresh ids.
+
+use super::pages::encode;
+use super::{SparseSet, DEFAULT_PAGE_SIZE, MAX_DENSE};
+
+impl<T, const PAGE: usize> SparseSet<T, PAGE> {
+    /// Starts appending values for the new indices `first`, `first + 1`, … in that order:
+    /// the batch form of [`insert`](Self::insert) for ids an allocator hands out in a run.
+    /// Each [`AppendRun::push`] appends one entry at the end of the dense arrays, as an
+    /// insertion by plain index does, but skips what a lone insertion must check (whether the
+    /// set holds the index, which page it is on) and writes the dense indices and the sparse
+    /// slots in one pass per array when the run ends, so a run of new entities costs little
+    /// more than pushing its values to a `Vec`. The entries appear when the run is dropped.
+    ///
+    /// `None` if the set may hold an index from `first` on (one at or past `first` has had an
+    /// entry since the set was last emptied: insert those one by one) or `first` is above
+    /// [`max_index`](Self::max_index).
+    ///
+    /// O(1); each push is O(1) amortised.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<f32> = dod::SparseSet::new();
+    /// s.insert(3u32, 0.5);
+    /// let mut run = s.append_run(4).unwrap();
+    /// assert_eq!(run.push(1.0), 4);
+    /// assert_eq!(run.push(2.0), 5);
+    /// drop(run);
+    /// assert_eq!(s.indices(), [3, 4, 5]);
+    /// assert_eq!(s.get(5u32), Some(&2.0));
+    /// assert!(s.append_run(5).is_none()); // index 5 is held
+    /// ```
+    pub fn append_run(&mut self, first: u32) -> Option<AppendRun<'_, T, PAGE>> {
+        if first < self.vacant_from || first > self.max_index {
+            return None;
+        }
+        // `first <= max_index < u32::MAX`, so the count fits; the dense arrays hold at most
+        // `MAX_DENSE` entries.
+        let by_index = (self.max_index - first) as usize + 1;
+        let room = by_index.min(MAX_DENSE.saturating_sub(self.values.len()));
+        Some(AppendRun {
+            set: self,
+            first,
+            pending: 0,
+            room,
+        })
+    }
+}
+
+/// Appends values for a run of new consecutive indices; made by
+/// [`SparseSet::append_run`].
+///
+/// The values are written at the end of the dense values as they come, and the run is
+/// *committed* (the dense indices and the sparse slots of the values pushed so far written,
+/// in one pass per array) when it is dropped, and whenever the values need more room. Until
+/// then the set does not count them; a run that is leaked (`mem::forget`) leaks the values
+/// it holds uncommitted and leaves the set as it was before them.
+#[derive(Debug)]
+pub struct AppendRun<'a, T, const PAGE: usize = DEFAULT_PAGE_SIZE> {
+    set: &'a mut SparseSet<T, PAGE>,
+    /// The index of the first value not committed.
+    first: u32,
+    /// Values written past the end of the dense values, not committed: the first `pending`
+    /// slots of their spare capacity are initialised.
+    pending: usize,
+    /// How many values from `first` on the set can take (`max_index`, the dense limit).
+    room: usize,
+}
+
+impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
+    /// The index the next [`push`](Self::push) fills.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u8> = dod::SparseSet::new();
+    /// assert_eq!(s.append_run(10).unwrap().next_index(), 10);
+    /// ```
+    #[inline]
+    pub fn next_index(&self) -> u32 {
+        // `pending <= room`, and `first + room - 1 <= max_index`.
+        self.first + self.pending as u32
+    }
+
+    /// Appends `value` for the run's next index and returns that index. O(1) amortised.
+    ///
+    /// # Panics
+    ///
+    /// If the index is above the set's [`max_index`](SparseSet::max_index), or the dense
+    /// arrays are full (`u32::MAX - 1` entries).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<char> = dod::SparseSet::new();
+    /// let mut run = s.append_run(0).unwrap();
+    /// for c in ['a', 'b', 'c'] {
+    ///     run.push(c);
+    /// }
+    /// drop(run);
+    /// assert_eq!(s.iter().collect::<Vec<_>>(), [(0, &'a'), (1, &'b'), (2, &'c')]);
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn push(&mut self, value: T) -> u32 {
+        if self.pending >= self.room {
+            run_refused(self.next_index(), self.set.max_index);
+        }
+        if self.pending == self.set.values.capacity() - self.set.values.len() {
+            self.grow();
+        }
+        let index = self.next_index();
+        self.set.values.spare_capacity_mut()[self.pending].write(value);
+        self.pending += 1;
+        index
+    }
+
+    /// Commits, then makes room for as many values again as the set holds.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        self.commit();
+        let len = self.set.values.len();
+        self.set.values.reserve(len.max(4));
+    }
+
+    /// Makes the pending values entries of the set: their dense indices, their sparse slots.
+    #[allow(unsafe_code)]
+    fn commit(&mut self) {
+        let k = self.pending;
+        if k == 0 {
+            return;
+        }
+        self.pending = 0;
+        let first = self.first;
+        let set = &mut *self.set;
+        let pos = set.values.len();
+        // SAFETY: `push` initialised the first `k` slots of the values' spare capacity, in
+        // order, and nothing touched the values since (the run borrows the set mutably, and
+        // the last commit or `grow` ran before those writes).
+        unsafe { set.values.set_len(pos + k) };
+        // `k <= room`, so every index below fits a u32 and is at most `max_index`.
+        let end = first + k as u32;
+        set.entities.extend(first..end);
+        // Page by page: one lookup (or allocation) per page, then a plain loop over its slots.
+        let (mut index, mut p) = (first, pos);
+        while index < end {
+            let start = set.pages.page_start(index);
+            let off = index as usize % PAGE;
+            let n = (PAGE - off).min((end - index) as usize);
+            // No entry has held these indices (they are at or past `vacant_from`, which only
+            // this run moves while it lives), so their slots are vacant and are written
+            // without being read.
+            let slots = &mut set.pages.all_slots_mut()[start + off..start + off + n];
+            for (k, slot) in slots.iter_mut().enumerate() {
+                *slot = encode(p + k, 0);
+            }
+            // `n <= end - index`, so neither sum passes `end` or the dense length.
+            index += n as u32;
+            p += n;
+        }
+        set.vacant_from = end;
+        self.first = end;
+        self.room -= k;
+    }
+}
+
+impl<T, const PAGE: usize> Drop for AppendRun<'_, T, PAGE> {
+    fn drop(&mut self) {
+        self.commit();
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn run_refused(index: u32, max: u32) -> ! {
+    panic!(
+        "AppendRun::push: index {index} is above the set's max_index {max}, or the dense arrays \
+         are full"
+    )
+}
+
+impl<T, const PAGE: usize> Extend<T> for AppendRun<'_, T, PAGE> {
+    /// Pushes every value, in order.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u8> = dod::SparseSet::new();
+    /// s.append_run(2).unwrap().extend([7, 8]);
+    /// assert_eq!(s.indices(), [2, 3]);
+    /// ```
+    #[track_caller]
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        let iter = iter.into_iter();
+        // Pending values live past the values' length, where a reallocation need not keep
+        // them: commit them before making room.
+        self.commit();
+        self.set.reserve(iter.size_hint().0);
+        for v in iter {
+            self.push(v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::SparseSet;
+
+    #[test]
+    #[should_panic(expected = "index 2 is above the set's max_index 1")]
+    fn a_push_past_max_index_panics() {
+        let mut s = SparseSet::<u8>::new().with_max_index(1);
+        let mut run = s.append_run(1).unwrap();
+        run.push(0);
+        run.push(1);
+    }
+
+    #[test]
+    fn a_run_crosses_pages_and_leaves_a_valid_set() {
+        let mut s = SparseSet::<u32, 4>::new_paged();
+        s.insert(0u32, 0);
+        s.append_run(3).unwrap().extend(3..20);
+        s.assert_invariants();
+        assert_eq!(s.len(), 18);
+        assert!((3..20).all(|i| s.get(i) == Some(&i)));
+        assert_eq!(s.get(2u32), None);
+        assert!(s.append_run(19).is_none());
+        assert!(s.append_run(20).is_some());
+    }
+
+    #[test]
+    fn a_leaked_run_leaves_the_set_as_it_was() {
+        let mut s = SparseSet::<alloc::string::String>::new();
+        s.insert(0u32, "kept".into());
+        let mut run = s.append_run(1).unwrap();
+        run.push("leaked".into());
+        core::mem::forget(run);
+        s.assert_invariants();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.get(1u32), None);
+        assert!(s.append_run(1).is_some());
+    }
+
+    #[test]
+    fn every_value_pushed_is_dropped_once() {
+        use alloc::rc::Rc;
+        let token = Rc::new(());
+        {
+            let mut s = SparseSet::<Rc<()>, 8>::new_paged();
+            let mut run = s.append_run(5).unwrap();
+            // No reservation: the run commits and grows several times.
+            for _ in 0..100 {
+                run.push(Rc::clone(&token));
+            }
+            drop(run);
+            s.assert_invariants();
+            assert_eq!(s.len(), 100);
+            assert_eq!(Rc::strong_count(&token), 101);
+            assert_eq!(
+                s.swap_remove(50u32).map(|v| Rc::strong_count(&v)),
+                Some(101)
+            );
+        }
+        assert_eq!(Rc::strong_count(&token), 1);
+    }
+}
