@@ -2,6 +2,8 @@
 
 use core::any::type_name;
 
+use dod::sparse_set::AppendRun;
+
 use crate::entity::Entity;
 use crate::group::GroupMoves;
 use crate::storage::{Component, ComponentId, Components, Ctx, Storage};
@@ -39,6 +41,10 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     type Ids: AsRef<[ComponentId]> + Copy;
 
+    /// Runs of appends in every storage, for a batch of new entities.
+    #[doc(hidden)]
+    type Runs<'a>;
+
     /// Registers the bundle's types and borrows their storages; panics if a type appears
     /// twice.
     #[doc(hidden)]
@@ -51,6 +57,15 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     /// Starts loading the slots of entity `index` in every storage into the cache.
     #[doc(hidden)]
     fn prefetch(targets: &Self::Targets<'_>, index: u32);
+
+    /// Runs of appends from the new entity `first` in every storage, if every storage takes
+    /// one (see [`Storage::append_run`]).
+    #[doc(hidden)]
+    fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>>;
+
+    /// Appends every component to its run: the components of the runs' next entity.
+    #[doc(hidden)]
+    fn push_runs(self, runs: &mut Self::Runs<'_>);
 
     /// Gives entity `e` every component, dropping the ones it replaces (through the hooks).
     #[doc(hidden)]
@@ -69,6 +84,7 @@ pub trait Bundle: Send + Sync + Sized + 'static {
 impl Bundle for () {
     type Targets<'w> = ();
     type Ids = [ComponentId; 0];
+    type Runs<'a> = ();
 
     #[inline]
     fn targets(_: &mut Components) -> ([ComponentId; 0], ()) {
@@ -80,6 +96,14 @@ impl Bundle for () {
 
     #[inline]
     fn prefetch(_: &(), _: u32) {}
+
+    #[inline]
+    fn runs(_: &mut (), _: u32) -> Option<()> {
+        Some(())
+    }
+
+    #[inline]
+    fn push_runs(self, _: &mut ()) {}
 
     #[inline]
     fn put(self, _: &mut (), _: Entity, _: &mut Ctx<'_>) {}
@@ -107,6 +131,7 @@ macro_rules! tuple_bundle {
         impl<$($t: Component),+> Bundle for ($($t,)+) {
             type Targets<'w> = ($(&'w mut Storage<$t>,)+);
             type Ids = [ComponentId; $n];
+            type Runs<'a> = ($(AppendRun<'a, $t>,)+);
 
             #[inline]
             #[allow(non_snake_case)]
@@ -145,6 +170,16 @@ macro_rules! tuple_bundle {
             #[inline]
             fn prefetch(targets: &Self::Targets<'_>, index: u32) {
                 $(targets.$i.prefetch(index);)+
+            }
+
+            #[inline]
+            fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>> {
+                Some(($(targets.$i.append_run(first)?,)+))
+            }
+
+            #[inline]
+            fn push_runs(self, runs: &mut Self::Runs<'_>) {
+                $(runs.$i.push(self.$i);)+
             }
 
             #[inline]

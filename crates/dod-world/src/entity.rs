@@ -259,10 +259,8 @@ impl Entities {
         for _ in 0..reuse {
             self.pop_queued();
         }
-        let grown = n - reuse;
-        let tag = occupied(Tag::vacant(0, self.world_id));
-        self.tags.resize(self.tags.len() + grown, tag);
-        self.live += n as u32;
+        self.live += reuse as u32;
+        self.push_new(n - reuse);
         n
     }
 
@@ -289,7 +287,7 @@ impl Entities {
             let index = self.pop_queued();
             (index, self.tags[index as usize])
         } else if self.tags.len() < MAX_SLOTS {
-            let tag = occupied(Tag::vacant(0, self.world_id));
+            let tag = Self::fresh_tag(self.world_id);
             self.tags.push(tag);
             (self.tags.len() as u32 - 1, tag)
         } else {
@@ -310,6 +308,37 @@ impl Entities {
         );
         let index = self.pop_queued();
         (index, self.tags[index as usize])
+    }
+
+    /// The first index of a run of new slots, if the next allocations take new slots (no
+    /// queued slot waits beyond keep-N-free): a batch can then spawn `first, first + 1, …`
+    /// and make them alive at the end with [`push_new`](Self::push_new).
+    #[inline]
+    pub(crate) fn new_run_start(&self) -> Option<u32> {
+        let len = self.tags.len();
+        (self.reusable() == 0 && len < MAX_SLOTS).then_some(len as u32)
+    }
+
+    /// Whether a run from [`new_run_start`](Self::new_run_start) can take `n` more slots
+    /// than the `taken` it holds.
+    #[inline]
+    pub(crate) fn has_room(&self, taken: usize, n: usize) -> bool {
+        self.tags.len() + taken + n <= MAX_SLOTS
+    }
+
+    /// Makes `n` new slots alive at the end: the entities a run spawned. The caller has
+    /// checked the room with [`has_room`](Self::has_room).
+    pub(crate) fn push_new(&mut self, n: usize) {
+        debug_assert!(self.has_room(0, n));
+        let tag = Self::fresh_tag(self.world_id);
+        self.tags.resize(self.tags.len() + n, tag);
+        self.live += n as u32;
+    }
+
+    /// The tag of a new slot once occupied.
+    #[inline]
+    pub(crate) fn fresh_tag(world_id: u16) -> Tag {
+        occupied(Tag::vacant(0, world_id))
     }
 
     /// The index the next [`alloc`](Self::alloc) takes, if it reuses a queued slot (a new slot

@@ -21,6 +21,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
+use dod::sparse_set::AppendRun;
 use dod::{BitSet, SparseSet};
 
 use crate::commands::Commands;
@@ -237,6 +238,17 @@ impl<T: Component> Storage<T> {
             return;
         }
         self.set.prefetch(index);
+    }
+
+    /// A run of appends for the new entities `first, first + 1, …` (see
+    /// [`SparseSet::append_run`]), if the storage is plain (no bits, stamps or hooks to keep)
+    /// and holds none of them.
+    #[inline]
+    pub(crate) fn append_run(&mut self, first: u32) -> Option<AppendRun<'_, T>> {
+        if !self.is_plain() {
+            return None;
+        }
+        self.set.append_run(first)
     }
 
     /// Whether the values live in the sparse set with nothing beside them: no bits, no

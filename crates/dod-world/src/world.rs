@@ -8,6 +8,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use dod::data::{DataStore, DataView, PathKey, Value};
+use dod::slot::Tag;
 
 use crate::bundle::Bundle;
 use crate::commands::Commands;
@@ -119,6 +120,42 @@ fn alloc_prefetching<B: Bundle>(entities: &mut Entities, targets: &B::Targets<'_
         B::prefetch(targets, next);
     }
     e
+}
+
+/// Spawns the bundles of `iter` as new entities from the runs' first index on, writing each
+/// storage as one run of appends, and makes them alive; returns how many. A panic of the
+/// iterator leaves the world with the entities spawned before it.
+///
+/// # Panics
+///
+/// If every entity index is in use (before the bundle that would not fit is written).
+#[track_caller]
+fn spawn_run<B: Bundle>(
+    entities: &mut Entities,
+    mut runs: B::Runs<'_>,
+    iter: impl Iterator<Item = B>,
+) -> u32 {
+    /// Makes the entities whose components the runs hold alive, also when unwinding.
+    struct Spawned<'e> {
+        entities: &'e mut Entities,
+        n: usize,
+    }
+    impl Drop for Spawned<'_> {
+        fn drop(&mut self) {
+            self.entities.push_new(self.n);
+        }
+    }
+    let mut spawned = Spawned { entities, n: 0 };
+    for bundle in iter {
+        assert!(
+            spawned.entities.has_room(spawned.n, 1),
+            "World is full: every entity index is in use or retired"
+        );
+        bundle.push_runs(&mut runs);
+        spawned.n += 1;
+    }
+    // At most `MAX_SLOTS - first` entities, so the count fits a u32.
+    spawned.n as u32
 }
 
 /// How a builder declares a group on the world it builds.
@@ -448,9 +485,16 @@ impl World {
     }
 
     /// Spawns an entity per bundle of `iter`, reserving room once for the iterator's size
-    /// hint, and returns the entities in order as they are spawned. Bundles the iterator does
-    /// not reach are spawned when it is dropped, unless a panic drops it: then they are
-    /// dropped unspawned (an iterator that panicked is not called again). O(n × components).
+    /// hint, and returns the entities in order. O(n × components).
+    ///
+    /// When the entities take new slots (no freed slot waits beyond keep-N-free) and no
+    /// storage of `B` has hooks, change tracking, an owning group or tags in bits, the whole
+    /// batch is written at once, one run of appends per storage (as a bulk insert of an
+    /// archetype or of shipyard does), and the returned iterator only names the entities.
+    /// Otherwise bundles are spawned as the returned iterator is walked. Either way, bundles
+    /// the iterator does not reach are spawned when it is dropped, unless a panic drops it:
+    /// then they are dropped unspawned (an iterator that panicked is not called again), and
+    /// the world holds exactly the entities spawned before.
     ///
     /// # Panics
     ///
@@ -490,6 +534,18 @@ impl World {
         let (_, mut targets) = B::targets(components);
         B::reserve(&mut targets, lower);
         entities.reserve_capacity(lower);
+        if let Some(first) = entities.new_run_start() {
+            if let Some(runs) = B::runs(&mut targets, first) {
+                let n = spawn_run::<B>(entities, runs, iter);
+                return SpawnBatch {
+                    inner: Batch::Run {
+                        next: first,
+                        end: first + n,
+                        tag: Entities::fresh_tag(entities.world_id()),
+                    },
+                };
+            }
+        }
         SpawnBatch {
             inner: Batch::Lazy {
                 entities,
@@ -1373,6 +1429,12 @@ enum Batch<'w, I: Iterator<Item = B>, B: Bundle> {
         iter: I,
     },
     Done(alloc::vec::IntoIter<Entity>),
+    /// A batch written as one run: the new entities `next..end`, whose slots hold `tag`.
+    Run {
+        next: u32,
+        end: u32,
+        tag: Tag,
+    },
 }
 
 impl<I: Iterator<Item = B>, B: Bundle> Iterator for SpawnBatch<'_, I, B> {
@@ -1393,6 +1455,13 @@ impl<I: Iterator<Item = B>, B: Bundle> Iterator for SpawnBatch<'_, I, B> {
                 Some(e)
             }
             Batch::Done(es) => es.next(),
+            Batch::Run { next, end, tag } => {
+                if *next == *end {
+                    return None;
+                }
+                *next += 1;
+                Some(tag.to_key(*next - 1))
+            }
         }
     }
 
@@ -1400,6 +1469,10 @@ impl<I: Iterator<Item = B>, B: Bundle> Iterator for SpawnBatch<'_, I, B> {
         match &self.inner {
             Batch::Lazy { iter, .. } => iter.size_hint(),
             Batch::Done(es) => es.size_hint(),
+            Batch::Run { next, end, .. } => {
+                let n = (*end - *next) as usize;
+                (n, Some(n))
+            }
         }
     }
 }

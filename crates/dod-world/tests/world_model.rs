@@ -2861,9 +2861,15 @@ mod regressions {
     #[test]
     fn a_panicking_bundle_iterator_is_not_called_again_while_unwinding() {
         quiet_planned_panics();
-        // Walked: the panic leaves `next`; dropped unwalked: it leaves the batch's drop.
-        for walk in [true, false] {
-            let mut world = World::new();
+        // Walked: the panic leaves `next`; dropped unwalked: it leaves the batch's drop. New
+        // slots: the batch is written as one run when made; freed slots to reuse: one entity
+        // at a time.
+        for (walk, reuse) in [(true, false), (false, false), (true, true), (false, true)] {
+            let mut world = World::builder().min_free(0).build();
+            if reuse {
+                let old: Vec<Entity> = (0..10u32).map(|i| world.spawn((A(i),))).collect();
+                old.into_iter().for_each(|e| assert!(world.despawn(e)));
+            }
             let calls = Cell::new(0u32);
             let r = catch_unwind(AssertUnwindSafe(|| {
                 let batch = world.spawn_batch((0..10u32).map(|i| {
@@ -2882,8 +2888,12 @@ mod regressions {
                 }
             }));
             expect_planned(r);
-            assert_eq!(calls.get(), 4, "walk: {walk}");
+            assert_eq!(calls.get(), 4, "walk: {walk}, reuse: {reuse}");
             assert_eq!(world.len(), 3, "the bundles before the panic are spawned");
+            assert_eq!(world.count::<A>(), 3);
+            world.assert_invariants();
+            let e = world.spawn((A(9),));
+            assert_eq!(world.get::<A>(e), Some(&A(9)));
             world.assert_invariants();
         }
     }
