@@ -341,12 +341,13 @@ impl Entities {
         occupied(Tag::vacant(0, world_id))
     }
 
-    /// The index the next [`alloc`](Self::alloc) takes, if it reuses a queued slot (a new slot
-    /// is the next one past the end, which is rarely far from the cache).
+    /// The index the allocation after the next one takes, if it reuses a queued slot (a new
+    /// slot is the next one past the end, which is rarely far from the cache): far enough
+    /// ahead that its slots are loaded by the time a run of spawns reaches it.
     #[inline]
-    pub(crate) fn next_reused(&self) -> Option<u32> {
-        if self.queue.len() - self.head > self.min_free as usize {
-            Some(self.queue[self.head])
+    pub(crate) fn reused_after_next(&self) -> Option<u32> {
+        if self.queue.len() - self.head > self.min_free as usize + 1 {
+            Some(self.queue[self.head + 1])
         } else {
             None
         }
