@@ -180,15 +180,20 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
         Ok(())
     }
 
-    /// Reserves arena room for the pages of a run of `indices` new indices. Panics like `Vec` if the
+    /// Reserves arena room for the pages of a run of `indices` new indices, and page-table
+    /// room for as many pages past the table's end. Panics like `Vec` if the
     /// memory cannot be had.
     pub(crate) fn reserve(&mut self, indices: usize) {
-        self.slots.reserve(Self::run_slots(indices));
+        let slots = Self::run_slots(indices);
+        self.slots.reserve(slots);
+        self.table.reserve(slots / PAGE);
     }
 
     /// [`reserve`](Pages::reserve), or an error if the memory cannot be had.
     pub(crate) fn try_reserve(&mut self, indices: usize) -> Result<(), TryReserveError> {
-        self.slots.try_reserve(Self::run_slots(indices))
+        let slots = Self::run_slots(indices);
+        self.slots.try_reserve(slots)?;
+        self.table.try_reserve(slots / PAGE)
     }
 
     /// The slots of the pages a run of `indices` consecutive indices can touch: one page more
