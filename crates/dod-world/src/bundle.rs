@@ -63,6 +63,10 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>>;
 
+    /// How many more entities every run can take.
+    #[doc(hidden)]
+    fn runs_room(runs: &Self::Runs<'_>) -> usize;
+
     /// Appends every component to its run: the components of the runs' next entity.
     #[doc(hidden)]
     fn push_runs(self, runs: &mut Self::Runs<'_>);
@@ -100,6 +104,11 @@ impl Bundle for () {
     #[inline]
     fn runs(_: &mut (), _: u32) -> Option<()> {
         Some(())
+    }
+
+    #[inline]
+    fn runs_room(_: &()) -> usize {
+        usize::MAX
     }
 
     #[inline]
@@ -175,6 +184,11 @@ macro_rules! tuple_bundle {
             #[inline]
             fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>> {
                 Some(($(targets.$i.append_run(first)?,)+))
+            }
+
+            #[inline]
+            fn runs_room(runs: &Self::Runs<'_>) -> usize {
+                [$(runs.$i.remaining()),+].into_iter().min().unwrap_or(usize::MAX)
             }
 
             #[inline]

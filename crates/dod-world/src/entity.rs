@@ -319,17 +319,16 @@ impl Entities {
         (self.reusable() == 0 && len < MAX_SLOTS).then_some(len as u32)
     }
 
-    /// Whether a run from [`new_run_start`](Self::new_run_start) can take `n` more slots
-    /// than the `taken` it holds.
+    /// How many new slots are left past the end.
     #[inline]
-    pub(crate) fn has_room(&self, taken: usize, n: usize) -> bool {
-        self.tags.len() + taken + n <= MAX_SLOTS
+    pub(crate) fn new_slots_left(&self) -> usize {
+        MAX_SLOTS - self.tags.len()
     }
 
     /// Makes `n` new slots alive at the end: the entities a run spawned. The caller has
-    /// checked the room with [`has_room`](Self::has_room).
+    /// checked the room with [`new_slots_left`](Self::new_slots_left).
     pub(crate) fn push_new(&mut self, n: usize) {
-        debug_assert!(self.has_room(0, n));
+        debug_assert!(n <= self.new_slots_left());
         let tag = Self::fresh_tag(self.world_id);
         self.tags.resize(self.tags.len() + n, tag);
         self.live += n as u32;

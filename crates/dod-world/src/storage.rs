@@ -242,7 +242,7 @@ impl<T: Component> Storage<T> {
 
     /// A run of appends for the new entities `first, first + 1, …` (see
     /// [`SparseSet::append_run`]), if the storage is plain (no bits, stamps or hooks to keep)
-    /// and holds none of them.
+    /// and cannot hold any of them.
     #[inline]
     pub(crate) fn append_run(&mut self, first: u32) -> Option<AppendRun<'_, T>> {
         if !self.is_plain() {

@@ -123,19 +123,16 @@ fn alloc_prefetching<B: Bundle>(entities: &mut Entities, targets: &B::Targets<'_
     e
 }
 
-/// Spawns the bundles of `iter` as new entities from the runs' first index on, writing each
-/// storage as one run of appends, and makes them alive; returns how many. A panic of the
-/// iterator leaves the world with the entities spawned before it.
-///
-/// # Panics
-///
-/// If every entity index is in use (before the bundle that would not fit is written).
-#[track_caller]
+/// Spawns bundles of `iter` as new entities from the runs' first index on, writing each
+/// storage as one run of appends, and makes them alive; returns how many, and whether `iter`
+/// ran out. Stops before a bundle that a storage or the entity slots have no room for (the
+/// caller spawns the rest one by one, as `spawn` would). A panic of the iterator leaves the
+/// world with the entities spawned before it.
 fn spawn_run<B: Bundle>(
     entities: &mut Entities,
     mut runs: B::Runs<'_>,
-    iter: impl Iterator<Item = B>,
-) -> u32 {
+    iter: &mut impl Iterator<Item = B>,
+) -> (u32, bool) {
     /// Makes the entities whose components the runs hold alive, also when unwinding.
     struct Spawned<'e> {
         entities: &'e mut Entities,
@@ -146,17 +143,21 @@ fn spawn_run<B: Bundle>(
             self.entities.push_new(self.n);
         }
     }
+    // Every storage takes every bundle up to the limit, so no storage is ever left with a
+    // component of an entity that does not come alive.
+    let limit = B::runs_room(&runs).min(entities.new_slots_left());
     let mut spawned = Spawned { entities, n: 0 };
-    for bundle in iter {
-        assert!(
-            spawned.entities.has_room(spawned.n, 1),
-            "World is full: every entity index is in use or retired"
-        );
+    let mut done = false;
+    while spawned.n < limit {
+        let Some(bundle) = iter.next() else {
+            done = true;
+            break;
+        };
         bundle.push_runs(&mut runs);
         spawned.n += 1;
     }
     // At most `MAX_SLOTS - first` entities, so the count fits a u32.
-    spawned.n as u32
+    (spawned.n as u32, done)
 }
 
 /// How a builder declares a group on the world it builds.
@@ -490,12 +491,13 @@ impl World {
     ///
     /// When the entities take new slots (no freed slot waits beyond keep-N-free) and no
     /// storage of `B` has hooks, change tracking, an owning group or tags in bits, the whole
-    /// batch is written at once, one run of appends per storage (as a bulk insert of an
-    /// archetype or of shipyard does), and the returned iterator only names the entities.
-    /// Otherwise bundles are spawned as the returned iterator is walked. Either way, bundles
-    /// the iterator does not reach are spawned when it is dropped, unless a panic drops it:
-    /// then they are dropped unspawned (an iterator that panicked is not called again), and
-    /// the world holds exactly the entities spawned before.
+    /// batch is written when this is called, one run of appends per storage (as a bulk insert
+    /// of an archetype or of shipyard does), and the returned iterator only names the
+    /// entities. With a type of an owning group, every bundle is spawned when this is called,
+    /// one at a time. Otherwise bundles are spawned as the returned iterator is walked.
+    /// Either way, bundles the iterator does not reach are spawned when it is dropped, unless
+    /// a panic drops it: then they are dropped unspawned (an iterator that panicked is not
+    /// called again), and the world holds exactly the entities spawned before.
     ///
     /// # Panics
     ///
@@ -531,22 +533,38 @@ impl World {
                 inner: Batch::Done(es.into_iter()),
             };
         }
-        let (entities, components, ctx) = self.ctx_parts();
-        let (_, mut targets) = B::targets(components);
-        B::reserve(&mut targets, lower);
-        entities.reserve_capacity(lower);
-        if let Some(first) = entities.new_run_start() {
-            if let Some(runs) = B::runs(&mut targets, first) {
-                let n = spawn_run::<B>(entities, runs, iter);
-                return SpawnBatch {
-                    inner: Batch::Run {
-                        next: first,
-                        end: first + n,
-                        tag: Entities::fresh_tag(entities.world_id()),
-                    },
-                };
+        let mut iter = iter;
+        let ran = {
+            let (entities, components, _) = self.ctx_parts();
+            let (_, mut targets) = B::targets(components);
+            B::reserve(&mut targets, lower);
+            entities.reserve_capacity(lower);
+            let tag = Entities::fresh_tag(entities.world_id());
+            entities.new_run_start().and_then(|first| {
+                let runs = B::runs(&mut targets, first)?;
+                let (n, done) = spawn_run::<B>(entities, runs, &mut iter);
+                Some((first, n, done, tag))
+            })
+        };
+        if let Some((first, n, done, tag)) = ran {
+            let run = Batch::Run {
+                next: first,
+                end: first + n,
+                tag,
+            };
+            if done {
+                return SpawnBatch { inner: run };
             }
+            // The run filled up (every new index is taken, or a storage is full): the rest
+            // are spawned one at a time, reusing freed slots as `spawn` does.
+            let mut es: Vec<Entity> = SpawnBatch::<I::IntoIter, B> { inner: run }.collect();
+            es.extend(iter.map(|b| self.spawn(b)));
+            return SpawnBatch {
+                inner: Batch::Done(es.into_iter()),
+            };
         }
+        let (entities, components, ctx) = self.ctx_parts();
+        let (_, targets) = B::targets(components);
         SpawnBatch {
             inner: Batch::Lazy {
                 entities,
@@ -1414,14 +1432,16 @@ impl fmt::Debug for World {
     }
 }
 
-/// The entities of a [`World::spawn_batch`], spawned as the iterator is walked (and the rest
+/// The entities of a [`World::spawn_batch`]: spawned already (a batch written as one run, or
+/// one with a type of an owning group), or spawned as the iterator is walked (and the rest
 /// when it is dropped, unless by a panic). Commands recorded by hooks during a batch are
 /// applied at the world's next change.
 pub struct SpawnBatch<'w, I: Iterator<Item = B>, B: Bundle> {
     inner: Batch<'w, I, B>,
 }
 
-/// A batch in progress, or one spawned at once (a bundle with grouped types).
+/// A batch in progress, one spawned at once one entity at a time (a bundle with grouped
+/// types, or the rest of a run that filled up), or one written as one run.
 enum Batch<'w, I: Iterator<Item = B>, B: Bundle> {
     Lazy {
         entities: &'w mut Entities,

@@ -365,6 +365,40 @@ fn tags_are_bits_and_behave_like_components() {
 }
 
 #[test]
+fn spawn_batch_writes_new_entities_at_once_and_reused_slots_as_it_is_walked() {
+    use std::cell::Cell;
+    // New slots, plain storages: the whole batch is written when `spawn_batch` returns.
+    let mut world = World::builder().min_free(0).build();
+    let taken = Cell::new(0);
+    let batch = world.spawn_batch((0..5u32).map(|i| {
+        taken.set(taken.get() + 1);
+        (Health(i), Pos(i as f32))
+    }));
+    assert_eq!(taken.get(), 5, "written as one run");
+    let es: Vec<Entity> = batch.collect();
+    assert_eq!(
+        es.iter().map(|e| e.index()).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert!(es.iter().all(|&e| world.is_alive(e) && e.generation() == 1));
+    assert_eq!(world.get::<Pos>(es[4]), Some(&Pos(4.0)));
+    // Freed slots to reuse: one entity at a time, as the batch is walked.
+    world.despawn(es[0]);
+    world.despawn(es[1]);
+    taken.set(0);
+    let mut batch = world.spawn_batch((0..2u32).map(|i| {
+        taken.set(taken.get() + 1);
+        (Health(i),)
+    }));
+    assert_eq!(taken.get(), 0, "nothing spawned before the walk");
+    let reused = batch.next().unwrap();
+    assert_eq!((taken.get(), reused.index()), (1, 0));
+    drop(batch);
+    assert_eq!(world.len(), 5);
+    world.assert_invariants();
+}
+
+#[test]
 fn spawn_batch_spawns_the_rest_when_dropped() {
     let mut world = World::new();
     let mut batch = world.spawn_batch((0..10u32).map(|i| (Health(i),)));

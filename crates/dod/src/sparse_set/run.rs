@@ -14,8 +14,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// more than pushing its values to a `Vec`. The entries appear when the run is dropped.
     ///
     /// `None` if the set may hold an index from `first` on (one at or past `first` has had an
-    /// entry since the set was last emptied: insert those one by one) or `first` is above
-    /// [`max_index`](Self::max_index).
+    /// entry since the set was last [cleared](Self::clear): insert those one by one) or
+    /// `first` is above [`max_index`](Self::max_index).
     ///
     /// O(1); each push is O(1) amortised.
     ///
@@ -52,7 +52,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 ///
 /// The values are written at the end of the dense values as they come, and the run is
 /// *committed* (the dense indices and the sparse slots of the values pushed so far written,
-/// in one pass per array) when it is dropped, and whenever the values need more room. Until
+/// in one pass per array) when it is dropped, whenever the values need more room, and before
+/// [`extend`](Extend::extend) reserves. Until
 /// then the set does not count them; a run that is leaked (`mem::forget`) leaks the values
 /// it holds uncommitted and leaves the set as it was before them.
 #[derive(Debug)]
@@ -78,6 +79,21 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
     pub fn next_index(&self) -> u32 {
         // `pending <= room`, and `first + room - 1 <= max_index`.
         self.first + self.pending as u32
+    }
+
+    /// How many more values the run can take before its index passes the set's
+    /// [`max_index`](SparseSet::max_index) or the dense arrays are full.
+    ///
+    /// ```
+    /// let mut s = dod::SparseSet::<u8>::new().with_max_index(9);
+    /// let mut run = s.append_run(8).unwrap();
+    /// assert_eq!(run.remaining(), 2);
+    /// run.push(0);
+    /// assert_eq!(run.remaining(), 1);
+    /// ```
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.room - self.pending
     }
 
     /// Appends `value` for the run's next index and returns that index. O(1) amortised.
@@ -259,5 +275,66 @@ mod tests {
             );
         }
         assert_eq!(Rc::strong_count(&token), 1);
+    }
+
+    #[test]
+    fn a_push_then_extend_keeps_every_value() {
+        let mut s = SparseSet::<alloc::string::String>::new();
+        let mut run = s.append_run(0).unwrap();
+        run.push("a".into());
+        run.push("b".into());
+        // `extend` reserves (and may move the values): what was pushed is committed first.
+        run.extend((0..100).map(|i| alloc::format!("{i}")));
+        drop(run);
+        s.assert_invariants();
+        assert_eq!(s.len(), 102);
+        assert_eq!(s.get(1u32).map(|v| v.as_str()), Some("b"));
+        assert_eq!(s.get(101u32).map(|v| v.as_str()), Some("99"));
+    }
+
+    #[test]
+    fn a_refused_push_leaves_the_values_before_it_in() {
+        let mut s = SparseSet::<u8>::new().with_max_index(1);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut run = s.append_run(0).unwrap();
+            run.push(10);
+            run.push(11);
+            run.push(12);
+        }));
+        assert!(r.is_err());
+        s.assert_invariants();
+        assert_eq!(
+            s.iter().collect::<alloc::vec::Vec<_>>(),
+            [(0, &10), (1, &11)]
+        );
+    }
+
+    #[test]
+    fn a_run_reaches_the_last_index() {
+        let mut s = SparseSet::<u8>::new();
+        let last = crate::sparse_set::DEFAULT_MAX_INDEX;
+        let mut run = s.append_run(last - 1).unwrap();
+        assert_eq!(run.remaining(), 2);
+        run.push(1);
+        run.push(2);
+        assert_eq!(run.remaining(), 0);
+        drop(run);
+        s.assert_invariants();
+        assert_eq!((s.get(last - 1), s.get(last)), (Some(&1), Some(&2)));
+        assert!(s.append_run(last).is_none());
+    }
+
+    #[test]
+    fn a_run_of_zero_sized_values() {
+        let mut s = SparseSet::<()>::new();
+        s.append_run(3).unwrap().extend([(), (), ()]);
+        let mut run = s.append_run(6).unwrap();
+        for _ in 0..300 {
+            run.push(());
+        }
+        drop(run);
+        s.assert_invariants();
+        assert_eq!(s.len(), 303);
+        assert!(s.contains(305u32) && !s.contains(2u32));
     }
 }
