@@ -1,7 +1,6 @@
 //! [`ViewMut`]: one component type's storage, borrowed once for many entities.
 
 use core::fmt;
-use core::marker::PhantomData;
 
 use crate::commands::Commands;
 use crate::entity::{Entities, Entity};
@@ -34,13 +33,20 @@ use crate::World;
 /// ```
 pub struct ViewMut<'w, T: Component> {
     entities: &'w Entities,
-    components: &'w mut Components,
+    target: Target<'w, T>,
     commands: &'w mut Commands,
-    id: ComponentId,
-    /// The owning group `T` belongs to.
-    group: Option<u32>,
     now: Tick,
-    _type: PhantomData<fn() -> T>,
+}
+
+/// What a view holds: the storage itself, or, for a type of an owning group, every storage
+/// (entering and leaving the group moves the others too).
+enum Target<'w, T: Component> {
+    Alone(&'w mut Storage<T>),
+    Grouped {
+        components: &'w mut Components,
+        id: ComponentId,
+        group: u32,
+    },
 }
 
 impl World {
@@ -59,15 +65,24 @@ impl World {
         let now = self.change_tick();
         let (entities, components, commands) = self.view_parts();
         let id = components.register::<T>();
-        let group = components.columns[id.index()].group;
+        let target = match components.columns[id.index()].group {
+            Some(group) => Target::Grouped {
+                components,
+                id,
+                group,
+            },
+            None => {
+                // SAFETY: `id` was registered for `T` just above.
+                #[allow(unsafe_code)]
+                let storage = unsafe { components.columns[id.index()].storage_of_mut_unchecked() };
+                Target::Alone(storage)
+            }
+        };
         ViewMut {
             entities,
-            components,
+            target,
             commands,
-            id,
-            group,
             now,
-            _type: PhantomData,
         }
     }
 }
@@ -76,21 +91,34 @@ impl<T: Component> ViewMut<'_, T> {
     /// The storage, shared.
     #[inline]
     fn shared(&self) -> &Storage<T> {
-        // SAFETY: `id` is `T`'s (registered for it in `view_mut`), and the view holds the
-        // world's components exclusively, so no `&mut` to the column is live but through it.
-        #[allow(unsafe_code)]
-        unsafe {
-            self.components.columns[self.id.index()].storage_of::<T>()
+        match &self.target {
+            Target::Alone(storage) => storage,
+            Target::Grouped { components, id, .. } => {
+                // SAFETY: `id` is `T`'s (registered for it in `view_mut`), and the view holds
+                // the world's components exclusively, so no `&mut` to the column is live but
+                // through it.
+                #[allow(unsafe_code)]
+                unsafe {
+                    components.columns[id.index()].storage_of::<T>()
+                }
+            }
         }
     }
 
+    /// The storage, mutable, with the context of a structural change.
     #[inline]
     fn storage(&mut self) -> (&mut Storage<T>, Ctx<'_>) {
-        // SAFETY: `id` is `T`'s (registered for it in `view_mut`), and `&mut self` holds the
-        // world's components exclusively, so this is the column's only reference. Unchecked:
-        // a view is made for many calls, and the type test would be paid on every one.
-        #[allow(unsafe_code)]
-        let storage = unsafe { self.components.columns[self.id.index()].storage_mut::<T>() };
+        let storage = match &mut self.target {
+            Target::Alone(storage) => &mut **storage,
+            Target::Grouped { components, id, .. } => {
+                // SAFETY: `id` is `T`'s (registered for it in `view_mut`). Unchecked: a view is
+                // made for many calls, and the type test would be paid on every one.
+                #[allow(unsafe_code)]
+                unsafe {
+                    components.columns[id.index()].storage_of_mut_unchecked::<T>()
+                }
+            }
+        };
         (
             storage,
             Ctx {
@@ -122,8 +150,14 @@ impl<T: Component> ViewMut<'_, T> {
         }
         let (storage, mut ctx) = self.storage();
         let new = storage.insert(e, value, &mut ctx);
-        if let (Some(g), true) = (self.group, new) {
-            self.components.enter(g as usize, e.index());
+        if let (
+            Target::Grouped {
+                components, group, ..
+            },
+            true,
+        ) = (&mut self.target, new)
+        {
+            components.enter(*group as usize, e.index());
         }
         Ok(new)
     }
@@ -141,9 +175,14 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return None;
         }
-        if let Some(g) = self.group {
-            let leaving = crate::group::Leaving::Loses(self.id);
-            self.components.leave(g as usize, e.index(), leaving);
+        if let Target::Grouped {
+            components,
+            id,
+            group,
+        } = &mut self.target
+        {
+            let leaving = crate::group::Leaving::Loses(*id);
+            components.leave(*group as usize, e.index(), leaving);
         }
         let (storage, mut ctx) = self.storage();
         storage.remove(e, &mut ctx)
