@@ -1635,7 +1635,24 @@ impl Harness {
         let v = v % 1000;
         let w = &mut self.world;
         let m = &mut self.m;
-        match how % 4 {
+        match how % 6 {
+            4 => {
+                // Through a view (which holds the storage alone, or the registry for a type
+                // of a group); what hooks record is made at the next change.
+                let got = w.view_mut::<A>().insert(e, A(v));
+                if m.alive(e) {
+                    assert_eq!(got, Ok(!m.has::<A>(e)));
+                    m.put::<A>(e, v);
+                } else {
+                    assert_eq!(got.map_err(|err| err.entity()), Err(e));
+                }
+                w.flush();
+            }
+            5 => {
+                let got = w.view_mut::<A>().remove(e);
+                assert_eq!(got.map(|a| a.0), m.take::<A>(e));
+                w.flush();
+            }
             0 => {
                 let got = w.get_mut::<A>(e).map(|a| a.0 = v).is_some();
                 assert_eq!(got, m.get_mut::<A>(e).map(|a| *a = v).is_some());
