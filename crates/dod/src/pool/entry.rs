@@ -19,6 +19,7 @@
 
 use core::mem::ManuallyDrop;
 
+use crate::key::Key;
 use crate::slot::{Tag, NO_SLOT};
 
 /// A slot: tag and room (see the module invariant).
@@ -82,6 +83,45 @@ impl<T> Entry<T> {
             // SAFETY: the entry is occupied, so `item` is the initialised field (module
             // invariant).
             Some(unsafe { &self.room.item })
+        }
+    }
+
+    /// Whether `key` names this entry's item: [`Tag::matches`] as one 64-bit comparison.
+    ///
+    /// A well-formed key's tag has bit 31 clear, so sign-extending it changes nothing, and the
+    /// comparison holds iff the tags are equal, which makes the slot occupied (bit 31 clear).
+    /// A malformed key's tag (bit 31 set) sign-extends to all ones in the upper half, which no
+    /// zero-extended slot tag has, so it never holds: the same answer as `matches`, without
+    /// testing the slot's vacancy bit apart.
+    #[inline(always)]
+    pub(super) fn is_named_by<K: Key>(&self, key: K) -> bool {
+        u64::from(self.tag.to_bits()) == key.tag() as i32 as i64 as u64
+    }
+
+    /// The item, if `key` names it ([`is_named_by`](Entry::is_named_by)).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) fn get_by<K: Key>(&self, key: K) -> Option<&T> {
+        if self.is_named_by(key) {
+            // SAFETY: `key` names the item, so the entry's tag equals a well-formed key's tag
+            // and has bit 31 clear: the entry is occupied and `item` is initialised (module
+            // invariant).
+            Some(unsafe { &self.room.item })
+        } else {
+            None
+        }
+    }
+
+    /// The item, mutably, if `key` names it ([`is_named_by`](Entry::is_named_by)).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) fn get_mut_by<K: Key>(&mut self, key: K) -> Option<&mut T> {
+        if self.is_named_by(key) {
+            // SAFETY: as in `get_by`, the entry is occupied, so `item` is initialised; the
+            // `&mut self` borrow makes the reference unique.
+            Some(unsafe { &mut self.room.item })
+        } else {
+            None
         }
     }
 

@@ -784,7 +784,7 @@ impl<T, K: Key> Pool<T, K> {
     #[inline]
     fn slot_of(&self, key: K) -> Option<usize> {
         let i = key.index() as usize;
-        self.slots.get(i)?.tag().matches(key).then_some(i)
+        self.slots.get(i)?.is_named_by(key).then_some(i)
     }
 
     /// Whether `key` names a live item. O(1).
@@ -810,12 +810,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get(&self, key: K) -> Option<&T> {
-        let e = self.slots.get(key.index() as usize)?;
-        if e.tag().matches(key) {
-            e.get()
-        } else {
-            None
-        }
+        self.slots.get(key.index() as usize)?.get_by(key)
     }
 
     /// The item of `key`, mutably, or `None` if the key is not live. O(1).
@@ -828,12 +823,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, key: K) -> Option<&mut T> {
-        let e = self.slots.get_mut(key.index() as usize)?;
-        if e.tag().matches(key) {
-            e.get_mut()
-        } else {
-            None
-        }
+        self.slots.get_mut(key.index() as usize)?.get_mut_by(key)
     }
 
     /// Mutable references to the items of `N` distinct live keys at once, or `None` if a key
