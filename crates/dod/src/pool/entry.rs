@@ -175,15 +175,32 @@ impl<T> Entry<T> {
     #[inline]
     #[track_caller]
     pub(super) fn fill(&mut self, item: T) -> Tag {
-        let tag = match self.tag.occupy() {
-            Some(t) if self.tag.is_vacant() => t,
-            _ => fill_failed(),
-        };
+        let tag = self.next_tag();
         // The old room is a link (a `u32`): nothing to drop.
         self.room = Room {
             item: ManuallyDrop::new(item),
         };
         self.tag = tag;
+        tag
+    }
+
+    /// The tag the entry's next item gets: [`Tag::occupy`] of a vacant, non-retired tag, with
+    /// both conditions in one comparison. Panics if the entry is occupied or retired.
+    #[inline(always)]
+    #[track_caller]
+    fn next_tag(&self) -> Tag {
+        const VACANT_GEN: u32 = Tag::VACANT | 0xFFFF;
+        let bits = self.tag.to_bits();
+        // Vacant: `bits & VACANT_GEN` is VACANT plus the generation, so the difference is the
+        // generation, below 65 535 unless retired. Occupied: the masked bits are below
+        // VACANT, so the difference wraps to at least 2^31.
+        if (bits & VACANT_GEN).wrapping_sub(Tag::VACANT) >= 0xFFFF {
+            fill_failed();
+        }
+        // Vacant and not retired: clearing the vacancy bit and adding one to the generation
+        // does not carry into the type id.
+        let tag = Tag::from_bits((bits & !Tag::VACANT) + 1);
+        debug_assert_eq!(Some(tag), self.tag.occupy());
         tag
     }
 
@@ -198,6 +215,25 @@ impl<T> Entry<T> {
         // SAFETY: the entry is occupied, so `item` is initialised and owned by it. It is read
         // once: the next two lines make the entry vacant with an initialised link, so the
         // moved-out item is never read or dropped through the entry again.
+        let item = unsafe { ManuallyDrop::take(&mut self.room.item) };
+        self.room = Room { next: NO_SLOT };
+        self.tag = self.tag.vacate();
+        Some(item)
+    }
+
+    /// Moves the item out if `key` names it ([`is_named_by`](Entry::is_named_by)), leaving the
+    /// entry vacant at the same generation and linked to nothing: [`take`](Entry::take)
+    /// without testing the vacancy bit again.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) fn take_named<K: Key>(&mut self, key: K) -> Option<T> {
+        if !self.is_named_by(key) {
+            return None;
+        }
+        // SAFETY: `key` names the item, so the entry is occupied (see `get_by`) and `item` is
+        // initialised and owned by it. It is read once: the next two lines make the entry
+        // vacant with an initialised link, so the moved-out item is never read or dropped
+        // through the entry again.
         let item = unsafe { ManuallyDrop::take(&mut self.room.item) };
         self.room = Room { next: NO_SLOT };
         self.tag = self.tag.vacate();

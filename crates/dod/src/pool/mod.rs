@@ -603,7 +603,10 @@ impl<T, K: Key> Pool<T, K> {
             if self.free.len() > self.free.min_free() {
                 // Linked slots are vacant and not retired (invariant 3).
                 let i = self.free.pop_front(self.slots.as_slice()) as usize;
-                return Ok(self.fill(i, value));
+                let tag = self.slots[i].fill(value);
+                self.alive.set_bit(i);
+                self.len += 1;
+                return Ok(tag.key(i as u32));
             }
             if (self.slots.len() as u64) < u64::from(K::MAX_SLOTS) {
                 return Ok(self.push_item(value));
@@ -909,8 +912,14 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline(always)]
     pub fn remove(&mut self, key: K) -> Option<T> {
-        let i = self.slot_of(key)?;
-        self.take(i)
+        let i = key.index() as usize;
+        let entry = self.slots.get_mut(i)?;
+        let item = entry.take_named(key)?;
+        let tag = entry.tag();
+        self.alive.clear_bit(i);
+        self.len -= 1;
+        self.vacated(i, tag);
+        Some(item)
     }
 
     /// Removes the item in slot `index` and returns it, or `None` if the slot is a hole or
@@ -948,7 +957,9 @@ impl<T, K: Key> Pool<T, K> {
     /// Joins slot `i`, just vacated at `tag`, to the holes of the reuse policy, or retires it.
     #[inline(always)]
     fn vacated(&mut self, i: usize, tag: Tag) {
-        let retire = tag.is_retired();
+        // `tag` is vacant: it is retired iff its generation is the last.
+        let retire = tag.generation() == u16::MAX;
+        debug_assert_eq!(retire, tag.is_retired());
         match self.reuse {
             Reuse::Fifo => {
                 if !retire {
