@@ -253,12 +253,32 @@ impl<T> Entry<T> {
         }
     }
 
-    /// Sets the freelist link of a vacant entry; does nothing to an occupied one.
-    #[inline]
-    pub(super) fn set_next(&mut self, next: u32) {
-        if self.tag.is_vacant() {
-            self.room = Room { next };
-        }
+    /// The freelist link, without checking the tag: for the freelist, which only reads the
+    /// links of slots it knows vacant.
+    ///
+    /// # Safety
+    ///
+    /// The entry must be vacant.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn next_unchecked(&self) -> u32 {
+        debug_assert!(self.tag.is_vacant());
+        // SAFETY: the caller guarantees the entry is vacant, so `next` is the initialised
+        // field (module invariant).
+        unsafe { self.room.next }
+    }
+
+    /// Sets the freelist link without checking the tag.
+    ///
+    /// # Safety
+    ///
+    /// The entry must be vacant: in an occupied one the link would overwrite the item, which
+    /// the tag still says is there.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn set_next_unchecked(&mut self, next: u32) {
+        debug_assert!(self.tag.is_vacant());
+        self.room = Room { next };
     }
 }
 
@@ -321,16 +341,17 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)]
     fn an_entry_holds_an_item_or_a_link() {
         let mut e = Entry::vacant(Tag::vacant(0, 3));
         assert_eq!((e.get(), e.next()), (None, NO_SLOT));
-        e.set_next(7);
+        // SAFETY: the entry is vacant.
+        unsafe { e.set_next_unchecked(7) };
         assert_eq!(e.next(), 7);
         let tag = e.fill(alloc::string::String::from("x"));
         assert_eq!((tag.generation(), tag.type_id()), (1, 3));
         assert_eq!(e.get().map(|s| s.as_str()), Some("x"));
         assert_eq!(e.next(), NO_SLOT, "an occupied entry has no link");
-        e.set_next(9); // ignored: the item stays intact
         assert_eq!(e.clone().get().map(|s| s.as_str()), Some("x"));
         assert_eq!(e.take().as_deref(), Some("x"));
         assert_eq!(e.take(), None);

@@ -196,14 +196,28 @@ fn pool_is_send_and_sync_when_its_items_are<'a, S: Send + 'a, Y: Sync + 'a, K: K
     is_send::<Drain<'a, S, K>>();
 }
 
+/// The FIFO freelist's links, in the pool's vacant entries, read and written without an
+/// index or vacancy check: `self.free` is the only user of this impl (`Entry` is private to
+/// the pool), and it is only ever handed `self.slots` and asked about a slot it links (vacant,
+/// not retired and in bounds: invariant 3) or about the slot `i` a pool path is linking, which
+/// every caller of `push_back` and `push_back_unlinked` has just found or made vacant in
+/// `self.slots`. Checked, the two tests cost a removal about 10 % of its time at 100 000
+/// items, and a `clear` about a quarter.
 impl<T> Links for [Entry<T>] {
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&self, i: u32) -> u32 {
-        self[i as usize].next()
+        debug_assert!(self[i as usize].tag().is_vacant());
+        // SAFETY: `i` is a slot the freelist links or is linking, so it is in bounds and its
+        // entry is vacant (see the impl's comment).
+        unsafe { self.get_unchecked(i as usize).next_unchecked() }
     }
     #[inline]
+    #[allow(unsafe_code)]
     fn set_next(&mut self, i: u32, next: u32) {
-        self[i as usize].set_next(next);
+        debug_assert!(self[i as usize].tag().is_vacant());
+        // SAFETY: as in `next`: `i` is in bounds and its entry vacant.
+        unsafe { self.get_unchecked_mut(i as usize).set_next_unchecked(next) }
     }
 }
 
