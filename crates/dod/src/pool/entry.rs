@@ -19,6 +19,7 @@
 
 use core::mem::ManuallyDrop;
 
+use crate::key::Key;
 use crate::slot::{Tag, NO_SLOT};
 
 /// A slot: tag and room (see the module invariant).
@@ -85,6 +86,45 @@ impl<T> Entry<T> {
         }
     }
 
+    /// Whether `key` names this entry's item: [`Tag::matches`] as one 64-bit comparison.
+    ///
+    /// A well-formed key's tag has bit 31 clear, so sign-extending it changes nothing, and the
+    /// comparison holds iff the tags are equal, which makes the slot occupied (bit 31 clear).
+    /// A malformed key's tag (bit 31 set) sign-extends to all ones in the upper half, which no
+    /// zero-extended slot tag has, so it never holds: the same answer as `matches`, without
+    /// testing the slot's vacancy bit apart.
+    #[inline(always)]
+    pub(super) fn is_named_by<K: Key>(&self, key: K) -> bool {
+        u64::from(self.tag.to_bits()) == key.tag() as i32 as i64 as u64
+    }
+
+    /// The item, if `key` names it ([`is_named_by`](Entry::is_named_by)).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) fn get_by<K: Key>(&self, key: K) -> Option<&T> {
+        if self.is_named_by(key) {
+            // SAFETY: `key` names the item, so the entry's tag equals a well-formed key's tag
+            // and has bit 31 clear: the entry is occupied and `item` is initialised (module
+            // invariant).
+            Some(unsafe { &self.room.item })
+        } else {
+            None
+        }
+    }
+
+    /// The item, mutably, if `key` names it ([`is_named_by`](Entry::is_named_by)).
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) fn get_mut_by<K: Key>(&mut self, key: K) -> Option<&mut T> {
+        if self.is_named_by(key) {
+            // SAFETY: as in `get_by`, the entry is occupied, so `item` is initialised; the
+            // `&mut self` borrow makes the reference unique.
+            Some(unsafe { &mut self.room.item })
+        } else {
+            None
+        }
+    }
+
     /// The item, mutably, if the entry is occupied.
     #[inline]
     #[allow(unsafe_code)]
@@ -135,15 +175,32 @@ impl<T> Entry<T> {
     #[inline]
     #[track_caller]
     pub(super) fn fill(&mut self, item: T) -> Tag {
-        let tag = match self.tag.occupy() {
-            Some(t) if self.tag.is_vacant() => t,
-            _ => fill_failed(),
-        };
+        let tag = self.next_tag();
         // The old room is a link (a `u32`): nothing to drop.
         self.room = Room {
             item: ManuallyDrop::new(item),
         };
         self.tag = tag;
+        tag
+    }
+
+    /// The tag the entry's next item gets: [`Tag::occupy`] of a vacant, non-retired tag, with
+    /// both conditions in one comparison. Panics if the entry is occupied or retired.
+    #[inline(always)]
+    #[track_caller]
+    fn next_tag(&self) -> Tag {
+        const VACANT_GEN: u32 = Tag::VACANT | 0xFFFF;
+        let bits = self.tag.to_bits();
+        // Vacant: `bits & VACANT_GEN` is VACANT plus the generation, so the difference is the
+        // generation, below 65 535 unless retired. Occupied: the masked bits are below
+        // VACANT, so the difference wraps to at least 2^31.
+        if (bits & VACANT_GEN).wrapping_sub(Tag::VACANT) >= 0xFFFF {
+            fill_failed();
+        }
+        // Vacant and not retired: clearing the vacancy bit and adding one to the generation
+        // does not carry into the type id.
+        let tag = Tag::from_bits((bits & !Tag::VACANT) + 1);
+        debug_assert_eq!(Some(tag), self.tag.occupy());
         tag
     }
 
@@ -164,6 +221,25 @@ impl<T> Entry<T> {
         Some(item)
     }
 
+    /// Moves the item out if `key` names it ([`is_named_by`](Entry::is_named_by)), leaving the
+    /// entry vacant at the same generation and linked to nothing: [`take`](Entry::take)
+    /// without testing the vacancy bit again.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) fn take_named<K: Key>(&mut self, key: K) -> Option<T> {
+        if !self.is_named_by(key) {
+            return None;
+        }
+        // SAFETY: `key` names the item, so the entry is occupied (see `get_by`) and `item` is
+        // initialised and owned by it. It is read once: the next two lines make the entry
+        // vacant with an initialised link, so the moved-out item is never read or dropped
+        // through the entry again.
+        let item = unsafe { ManuallyDrop::take(&mut self.room.item) };
+        self.room = Room { next: NO_SLOT };
+        self.tag = self.tag.vacate();
+        Some(item)
+    }
+
     /// The freelist link of a vacant entry ([`NO_SLOT`] for an occupied one).
     #[inline]
     #[allow(unsafe_code)]
@@ -177,12 +253,32 @@ impl<T> Entry<T> {
         }
     }
 
-    /// Sets the freelist link of a vacant entry; does nothing to an occupied one.
-    #[inline]
-    pub(super) fn set_next(&mut self, next: u32) {
-        if self.tag.is_vacant() {
-            self.room = Room { next };
-        }
+    /// The freelist link, without checking the tag: for the freelist, which only reads the
+    /// links of slots it knows vacant.
+    ///
+    /// # Safety
+    ///
+    /// The entry must be vacant.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn next_unchecked(&self) -> u32 {
+        debug_assert!(self.tag.is_vacant());
+        // SAFETY: the caller guarantees the entry is vacant, so `next` is the initialised
+        // field (module invariant).
+        unsafe { self.room.next }
+    }
+
+    /// Sets the freelist link without checking the tag.
+    ///
+    /// # Safety
+    ///
+    /// The entry must be vacant: in an occupied one the link would overwrite the item, which
+    /// the tag still says is there.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn set_next_unchecked(&mut self, next: u32) {
+        debug_assert!(self.tag.is_vacant());
+        self.room = Room { next };
     }
 }
 
@@ -245,16 +341,17 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)]
     fn an_entry_holds_an_item_or_a_link() {
         let mut e = Entry::vacant(Tag::vacant(0, 3));
         assert_eq!((e.get(), e.next()), (None, NO_SLOT));
-        e.set_next(7);
+        // SAFETY: the entry is vacant.
+        unsafe { e.set_next_unchecked(7) };
         assert_eq!(e.next(), 7);
         let tag = e.fill(alloc::string::String::from("x"));
         assert_eq!((tag.generation(), tag.type_id()), (1, 3));
         assert_eq!(e.get().map(|s| s.as_str()), Some("x"));
         assert_eq!(e.next(), NO_SLOT, "an occupied entry has no link");
-        e.set_next(9); // ignored: the item stays intact
         assert_eq!(e.clone().get().map(|s| s.as_str()), Some("x"));
         assert_eq!(e.take().as_deref(), Some("x"));
         assert_eq!(e.take(), None);

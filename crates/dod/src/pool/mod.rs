@@ -196,14 +196,28 @@ fn pool_is_send_and_sync_when_its_items_are<'a, S: Send + 'a, Y: Sync + 'a, K: K
     is_send::<Drain<'a, S, K>>();
 }
 
+/// The FIFO freelist's links, in the pool's vacant entries, read and written without an
+/// index or vacancy check: `self.free` is the only user of this impl (`Entry` is private to
+/// the pool), and it is only ever handed `self.slots` and asked about a slot it links (vacant,
+/// not retired and in bounds: invariant 3) or about the slot `i` a pool path is linking, which
+/// every caller of `push_back` and `push_back_unlinked` has just found or made vacant in
+/// `self.slots`. Checked, the two tests cost a removal about 10 % of its time at 100 000
+/// items, and a `clear` about a quarter.
 impl<T> Links for [Entry<T>] {
     #[inline]
+    #[allow(unsafe_code)]
     fn next(&self, i: u32) -> u32 {
-        self[i as usize].next()
+        debug_assert!(self[i as usize].tag().is_vacant());
+        // SAFETY: `i` is a slot the freelist links or is linking, so it is in bounds and its
+        // entry is vacant (see the impl's comment).
+        unsafe { self.get_unchecked(i as usize).next_unchecked() }
     }
     #[inline]
+    #[allow(unsafe_code)]
     fn set_next(&mut self, i: u32, next: u32) {
-        self[i as usize].set_next(next);
+        debug_assert!(self[i as usize].tag().is_vacant());
+        // SAFETY: as in `next`: `i` is in bounds and its entry vacant.
+        unsafe { self.get_unchecked_mut(i as usize).set_next_unchecked(next) }
     }
 }
 
@@ -603,7 +617,10 @@ impl<T, K: Key> Pool<T, K> {
             if self.free.len() > self.free.min_free() {
                 // Linked slots are vacant and not retired (invariant 3).
                 let i = self.free.pop_front(self.slots.as_slice()) as usize;
-                return Ok(self.fill(i, value));
+                let tag = self.slots[i].fill(value);
+                self.alive.set_bit(i);
+                self.len += 1;
+                return Ok(tag.key(i as u32));
             }
             if (self.slots.len() as u64) < u64::from(K::MAX_SLOTS) {
                 return Ok(self.push_item(value));
@@ -784,7 +801,7 @@ impl<T, K: Key> Pool<T, K> {
     #[inline]
     fn slot_of(&self, key: K) -> Option<usize> {
         let i = key.index() as usize;
-        self.slots.get(i)?.tag().matches(key).then_some(i)
+        self.slots.get(i)?.is_named_by(key).then_some(i)
     }
 
     /// Whether `key` names a live item. O(1).
@@ -810,12 +827,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get(&self, key: K) -> Option<&T> {
-        let e = self.slots.get(key.index() as usize)?;
-        if e.tag().matches(key) {
-            e.get()
-        } else {
-            None
-        }
+        self.slots.get(key.index() as usize)?.get_by(key)
     }
 
     /// The item of `key`, mutably, or `None` if the key is not live. O(1).
@@ -828,12 +840,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, key: K) -> Option<&mut T> {
-        let e = self.slots.get_mut(key.index() as usize)?;
-        if e.tag().matches(key) {
-            e.get_mut()
-        } else {
-            None
-        }
+        self.slots.get_mut(key.index() as usize)?.get_mut_by(key)
     }
 
     /// Mutable references to the items of `N` distinct live keys at once, or `None` if a key
@@ -919,8 +926,14 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline(always)]
     pub fn remove(&mut self, key: K) -> Option<T> {
-        let i = self.slot_of(key)?;
-        self.take(i)
+        let i = key.index() as usize;
+        let entry = self.slots.get_mut(i)?;
+        let item = entry.take_named(key)?;
+        let tag = entry.tag();
+        self.alive.clear_bit(i);
+        self.len -= 1;
+        self.vacated(i, tag);
+        Some(item)
     }
 
     /// Removes the item in slot `index` and returns it, or `None` if the slot is a hole or
@@ -958,7 +971,9 @@ impl<T, K: Key> Pool<T, K> {
     /// Joins slot `i`, just vacated at `tag`, to the holes of the reuse policy, or retires it.
     #[inline(always)]
     fn vacated(&mut self, i: usize, tag: Tag) {
-        let retire = tag.is_retired();
+        // `tag` is vacant: it is retired iff its generation is the last.
+        let retire = tag.generation() == u16::MAX;
+        debug_assert_eq!(retire, tag.is_retired());
         match self.reuse {
             Reuse::Fifo => {
                 if !retire {
