@@ -78,8 +78,9 @@
 //! # Unsafe code
 //!
 //! `unsafe_code` is denied for the crate and allowed back on single items, each block with the
-//! reason it is sound: [`Pool`]'s slot, a union of the item and the freelist link, and its
-//! unchecked reads of the slots the alive flags mark while iterating; the paged sparse array
+//! reason it is sound: [`Pool`]'s slot, a union of the item and the freelist link (read
+//! where the slot's tag says which it holds, and the links of the slots its freelist holds),
+//! and its unchecked reads of the slots the alive flags mark while iterating; the paged sparse array
 //! under [`SparseSet`] and [`DataStore`], reading a slot inside a page it has found;
 //! [`SparseSet`]'s append within capacity on insertion, the length an
 //! [`AppendRun`](sparse_set::AppendRun) sets over the values it wrote, and the mutable join's
