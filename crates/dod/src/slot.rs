@@ -248,12 +248,14 @@ impl Tag {
     /// assert!(!t.matches(Handle::new(0, 2, 0).unwrap()));
     /// assert!(!t.vacate().matches(Handle::new(0, 1, 0).unwrap()));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn matches<K: Key>(self, key: K) -> bool {
-        // An occupied tag has bit 31 clear, so equality alone rules out vacant slots for
-        // well-formed keys; a malformed key (bit 31 set) could equal a vacant tag, so the
-        // slot's own bit is tested too.
-        (self.0 == key.tag()) & (self.0 & Self::VACANT == 0)
+        // An occupied tag has bit 31 clear, so for a well-formed key (bit 31 clear) equality
+        // alone rules out vacant slots. A malformed key (bit 31 set) could equal a vacant tag:
+        // sign-extended it has all ones in the upper half, which no zero-extended slot tag
+        // has, so the one 64-bit comparison never holds for it, without testing the slot's
+        // vacancy bit apart.
+        u64::from(self.0) == key.tag() as i32 as i64 as u64
     }
 
     /// How `key` relates to the item this slot holds or held: the rule of containers that

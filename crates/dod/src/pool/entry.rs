@@ -86,16 +86,11 @@ impl<T> Entry<T> {
         }
     }
 
-    /// Whether `key` names this entry's item: [`Tag::matches`] as one 64-bit comparison.
-    ///
-    /// A well-formed key's tag has bit 31 clear, so sign-extending it changes nothing, and the
-    /// comparison holds iff the tags are equal, which makes the slot occupied (bit 31 clear).
-    /// A malformed key's tag (bit 31 set) sign-extends to all ones in the upper half, which no
-    /// zero-extended slot tag has, so it never holds: the same answer as `matches`, without
-    /// testing the slot's vacancy bit apart.
+    /// Whether `key` names this entry's item ([`Tag::matches`]: one comparison, which also
+    /// says the entry is occupied).
     #[inline(always)]
     pub(super) fn is_named_by<K: Key>(&self, key: K) -> bool {
-        u64::from(self.tag.to_bits()) == key.tag() as i32 as i64 as u64
+        self.tag.matches(key)
     }
 
     /// The item, if `key` names it ([`is_named_by`](Entry::is_named_by)).
