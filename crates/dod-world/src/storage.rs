@@ -289,16 +289,26 @@ impl<T: Component> Storage<T> {
     /// remove hook and is dropped; the new one through the insert hook.
     #[inline(always)]
     pub(crate) fn insert(&mut self, e: Entity, value: T, ctx: &mut Ctx<'_>) -> bool {
-        if self.is_plain() {
-            return match self.set.insert(e.index(), value) {
-                None => true,
-                Some(old) => {
-                    drop(old);
-                    false
-                }
-            };
+        match self.insert_plain(e, value) {
+            Ok(new) => new,
+            Err(value) => self.insert_special(e, value, ctx),
         }
-        self.insert_special(e, value, ctx)
+    }
+
+    /// [`insert`](Self::insert) into a plain storage (no bits, stamps or hooks), which needs
+    /// no context; the value back if the storage is not plain.
+    #[inline(always)]
+    pub(crate) fn insert_plain(&mut self, e: Entity, value: T) -> Result<bool, T> {
+        if !self.is_plain() {
+            return Err(value);
+        }
+        Ok(match self.set.insert(e.index(), value) {
+            None => true,
+            Some(old) => {
+                drop(old);
+                false
+            }
+        })
     }
 
     /// [`insert`](Self::insert) into a storage with bits, stamps or hooks.
@@ -359,10 +369,20 @@ impl<T: Component> Storage<T> {
     /// tracked.
     #[inline(always)]
     pub(crate) fn remove(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> Option<T> {
-        if self.is_plain() {
-            return self.set.swap_remove(e.index());
+        match self.remove_plain(e) {
+            Some(taken) => taken,
+            None => self.remove_special(e, ctx),
         }
-        self.remove_special(e, ctx)
+    }
+
+    /// [`remove`](Self::remove) from a plain storage (no bits, stamps or hooks), which needs
+    /// no context; `None` if the storage is not plain.
+    #[inline(always)]
+    pub(crate) fn remove_plain(&mut self, e: Entity) -> Option<Option<T>> {
+        if !self.is_plain() {
+            return None;
+        }
+        Some(self.set.swap_remove(e.index()))
     }
 
     /// [`remove`](Self::remove) from a storage with bits, stamps or hooks.

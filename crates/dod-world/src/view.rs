@@ -148,6 +148,14 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return Err(crate::NoSuchEntity(e));
         }
+        // A plain storage outside any group: the set's own work, no context to make.
+        let value = match &mut self.target {
+            Target::Alone(storage) => match storage.insert_plain(e, value) {
+                Ok(new) => return Ok(new),
+                Err(value) => value,
+            },
+            Target::Grouped { .. } => value,
+        };
         let (storage, mut ctx) = self.storage();
         let new = storage.insert(e, value, &mut ctx);
         if let (
@@ -174,6 +182,11 @@ impl<T: Component> ViewMut<'_, T> {
     pub fn remove(&mut self, e: Entity) -> Option<T> {
         if !self.entities.is_alive(e) {
             return None;
+        }
+        if let Target::Alone(storage) = &mut self.target {
+            if let Some(taken) = storage.remove_plain(e) {
+                return taken;
+            }
         }
         if let Target::Grouped {
             components,
