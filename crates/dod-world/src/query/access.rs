@@ -67,6 +67,11 @@ impl Access {
 /// Panics if one query asks for a component mutably twice, or mutably and shared.
 #[track_caller]
 pub(crate) fn check_conflicts(accesses: &[Access]) {
+    // One element cannot conflict with itself: the common one-component query skips the
+    // pair loop's setup.
+    if accesses.len() < 2 {
+        return;
+    }
     for (i, a) in accesses.iter().enumerate() {
         for b in &accesses[i + 1..] {
             if a.id.is_none() || a.id != b.id {
