@@ -387,9 +387,17 @@ impl<T, K: Key> HandleMap<T, K> {
     /// The tag of a slot pushed now: occupied at `first_gen`.
     #[inline]
     fn new_slot_tag(&self) -> Tag {
-        let vacant = Tag::vacant(self.first_gen - 1, self.type_id);
-        // `first_gen - 1` is below 32 768 (`reset` keeps it there), so the slot is not retired.
-        vacant.occupy().unwrap_or(vacant)
+        // Occupied at `first_gen`: the vacant tag at that generation without its vacancy bit.
+        // `first_gen` is at most 32 768 (`reset` keeps it there), so the slot it replaces,
+        // vacant at `first_gen - 1`, is not retired and `occupy` would give the same tag; this
+        // form skips its retirement test.
+        let tag =
+            Tag::from_bits(Tag::vacant(self.first_gen, self.type_id).to_bits() & !Tag::VACANT);
+        debug_assert_eq!(
+            Some(tag),
+            Tag::vacant(self.first_gen - 1, self.type_id).occupy()
+        );
+        tag
     }
 
     /// Vacates an occupied slot: its generation moves on for the next use, and it joins the
