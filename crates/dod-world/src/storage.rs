@@ -483,6 +483,8 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     /// Drops `e`'s component, if it has one (through the remove hook). A panic of the value's
     /// `Drop` or of the hook is caught and handed back: the value is gone either way.
     fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()>;
+    /// Starts loading the slot of entity `index` into the cache (see [`Storage::prefetch`]).
+    fn prefetch(&self, index: u32);
     /// The number of entities with the component.
     fn len(&self) -> usize;
 
@@ -516,6 +518,10 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
 }
 
 impl<T: Component> AnyStorage for Storage<T> {
+    fn prefetch(&self, index: u32) {
+        Storage::prefetch(self, index);
+    }
+
     fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()> {
         if self.is_plain() && !mem::needs_drop::<T>() {
             // Nothing here can panic: no hook, and no drop glue.
