@@ -96,6 +96,25 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
         self.room - self.pending
     }
 
+    /// How many more values the run takes without growing the dense values: pushes within it
+    /// allocate nothing (and so cannot fail on memory), the next one reallocates. At most
+    /// [`remaining`](Self::remaining).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u8> = dod::SparseSet::new();
+    /// s.reserve(10);
+    /// let mut run = s.append_run(0).unwrap();
+    /// assert!(run.capacity_left() >= 10);
+    /// let before = run.capacity_left();
+    /// run.push(1);
+    /// assert_eq!(run.capacity_left(), before - 1);
+    /// ```
+    #[inline]
+    pub fn capacity_left(&self) -> usize {
+        let spare = self.set.values.capacity() - self.set.values.len() - self.pending;
+        spare.min(self.remaining())
+    }
+
     /// Appends `value` for the run's next index and returns that index. O(1) amortised.
     ///
     /// # Panics
@@ -137,6 +156,12 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
     }
 
     /// Makes the pending values entries of the set: their dense indices, their sparse slots.
+    ///
+    /// Everything that allocates (the dense indices' room, the pages of the run) comes first,
+    /// after the pending values are given up: if an allocation panics instead of aborting,
+    /// those values are leaked, never counted, and the set is as it was before them (a run's
+    /// indices at or past `vacant_from` with vacant slots, as insertions without a read of the
+    /// slot need). Past the allocations nothing can panic.
     #[allow(unsafe_code)]
     fn commit(&mut self) {
         let k = self.pending;
@@ -146,15 +171,24 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
         self.pending = 0;
         let first = self.first;
         let set = &mut *self.set;
+        // `k <= room`, so every index below fits a u32 and is at most `max_index`.
+        let end = first + k as u32;
+        set.entities.reserve(k);
+        let mut index = first;
+        while index < end {
+            set.pages.alloc_page(index);
+            // The next page's first index, or past `end`.
+            index = (index - index % PAGE as u32).saturating_add(PAGE as u32);
+        }
         let pos = set.values.len();
         // SAFETY: `push` initialised the first `k` slots of the values' spare capacity, in
         // order, and nothing touched the values since (the run borrows the set mutably, and
         // the last commit or `grow` ran before those writes).
         unsafe { set.values.set_len(pos + k) };
-        // `k <= room`, so every index below fits a u32 and is at most `max_index`.
-        let end = first + k as u32;
+        // Within the capacity just reserved: no allocation.
         set.entities.extend(first..end);
-        // Page by page: one lookup (or allocation) per page, then a plain loop over its slots.
+        // Page by page: one lookup per page (each exists by now), then a plain loop over its
+        // slots.
         let (mut index, mut p) = (first, pos);
         while index < end {
             let start = set.pages.page_start(index);
