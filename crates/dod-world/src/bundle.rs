@@ -63,7 +63,8 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>>;
 
-    /// How many more entities every run can take.
+    /// How many more entities every run can take without growing: pushes within it
+    /// allocate nothing, so a bundle is never pushed to some storages and not to others.
     #[doc(hidden)]
     fn runs_room(runs: &Self::Runs<'_>) -> usize;
 
@@ -188,7 +189,7 @@ macro_rules! tuple_bundle {
 
             #[inline]
             fn runs_room(runs: &Self::Runs<'_>) -> usize {
-                [$(runs.$i.remaining()),+].into_iter().min().unwrap_or(usize::MAX)
+                [$(runs.$i.capacity_left()),+].into_iter().min().unwrap_or(usize::MAX)
             }
 
             #[inline]

@@ -143,8 +143,10 @@ fn spawn_run<B: Bundle>(
             self.entities.push_new(self.n);
         }
     }
-    // Every storage takes every bundle up to the limit, so no storage is ever left with a
-    // component of an entity that does not come alive.
+    // Every storage takes every bundle up to the limit without growing (the batch reserved
+    // for the iterator's size hint), so no push can fail part way through a bundle and leave
+    // a storage with a component of an entity that does not come alive. Bundles past the
+    // limit are spawned one by one.
     let limit = B::runs_room(&runs).min(entities.new_slots_left());
     let mut spawned = Spawned { entities, n: 0 };
     let mut done = false;
@@ -491,8 +493,9 @@ impl World {
     ///
     /// When the entities take new slots (no freed slot waits beyond keep-N-free) and no
     /// storage of `B` has hooks, change tracking, an owning group or tags in bits, the whole
-    /// batch is written when this is called, one run of appends per storage (as a bulk insert
-    /// of an archetype or of shipyard does), and the returned iterator only names the
+    /// batch is written when this is called: as one run of appends per storage (as a bulk
+    /// insert of an archetype or of shipyard does) for as many bundles as the room reserved
+    /// for the size hint holds, the rest one at a time; the returned iterator only names the
     /// entities. With a type of an owning group, every bundle is spawned when this is called,
     /// one at a time. Otherwise bundles are spawned as the returned iterator is walked.
     /// Either way, bundles the iterator does not reach are spawned when it is dropped, unless

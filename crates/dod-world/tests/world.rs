@@ -399,6 +399,30 @@ fn spawn_batch_writes_new_entities_at_once_and_reused_slots_as_it_is_walked() {
 }
 
 #[test]
+fn spawn_batch_past_the_reserved_room_spawns_every_bundle_whole() {
+    // A size hint of 0 (a filter) reserves nothing: the run takes what room the storages
+    // have without growing, and the rest are spawned one by one. Every entity gets both
+    // components, in order.
+    let mut world = World::builder().min_free(0).build();
+    let es: Vec<Entity> = world
+        .spawn_batch(
+            (0..1000u32)
+                .filter(|i| i % 3 != 0)
+                .map(|i| (Health(i), Pos(i as f32))),
+        )
+        .collect();
+    assert_eq!(es.len(), 666);
+    for (k, &e) in es.iter().enumerate() {
+        assert_eq!(e.index(), k as u32);
+        let i = (k / 2) * 3 + 1 + k % 2;
+        assert_eq!(world.get::<Health>(e), Some(&Health(i as u32)));
+        assert_eq!(world.get::<Pos>(e), Some(&Pos(i as f32)));
+    }
+    assert_eq!((world.count::<Health>(), world.count::<Pos>()), (666, 666));
+    world.assert_invariants();
+}
+
+#[test]
 fn spawn_batch_spawns_the_rest_when_dropped() {
     let mut world = World::new();
     let mut batch = world.spawn_batch((0..10u32).map(|i| (Health(i),)));
