@@ -68,6 +68,11 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn runs_room(runs: &Self::Runs<'_>) -> usize;
 
+    /// Reserves in every run what `n` more entities need, so that pushing and committing
+    /// them allocates nothing.
+    #[doc(hidden)]
+    fn reserve_runs(runs: &mut Self::Runs<'_>, n: usize);
+
     /// Appends every component to its run: the components of the runs' next entity.
     #[doc(hidden)]
     fn push_runs(self, runs: &mut Self::Runs<'_>);
@@ -111,6 +116,9 @@ impl Bundle for () {
     fn runs_room(_: &()) -> usize {
         usize::MAX
     }
+
+    #[inline]
+    fn reserve_runs(_: &mut (), _: usize) {}
 
     #[inline]
     fn push_runs(self, _: &mut ()) {}
@@ -190,6 +198,11 @@ macro_rules! tuple_bundle {
             #[inline]
             fn runs_room(runs: &Self::Runs<'_>) -> usize {
                 [$(runs.$i.capacity_left()),+].into_iter().min().unwrap_or(usize::MAX)
+            }
+
+            #[inline]
+            fn reserve_runs(runs: &mut Self::Runs<'_>, n: usize) {
+                $(runs.$i.reserve(n);)+
             }
 
             #[inline]

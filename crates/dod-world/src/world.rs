@@ -143,11 +143,14 @@ fn spawn_run<B: Bundle>(
             self.entities.push_new(self.n);
         }
     }
-    // Every storage takes every bundle up to the limit without growing (the batch reserved
-    // for the iterator's size hint), so no push can fail part way through a bundle and leave
-    // a storage with a component of an entity that does not come alive. Bundles past the
-    // limit are spawned one by one.
+    // Every storage takes every bundle up to the limit without growing its values (the
+    // batch reserved for the iterator's size hint), and what committing them and making them
+    // alive needs is reserved now, before anything is pushed: no allocation can fail part
+    // way and leave a storage with a component of an entity that does not come alive, or an
+    // entity without one. Bundles past the limit are spawned one by one.
     let limit = B::runs_room(&runs).min(entities.new_slots_left());
+    B::reserve_runs(&mut runs, limit);
+    entities.reserve_capacity(limit);
     let mut spawned = Spawned { entities, n: 0 };
     let mut done = false;
     while spawned.n < limit {

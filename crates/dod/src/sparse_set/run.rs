@@ -5,6 +5,17 @@ use super::pages::encode;
 use super::{SparseSet, DEFAULT_PAGE_SIZE, MAX_DENSE};
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
+    /// Allocates the sparse pages of the indices `first..end`, one page at a time.
+    fn alloc_pages(&mut self, first: u32, end: u32) {
+        let mut index = first;
+        while index < end {
+            self.pages.alloc_page(index);
+            // To the next page's first index, or to `end`: `n <= end - index`.
+            let n = (PAGE - index as usize % PAGE).min((end - index) as usize);
+            index += n as u32;
+        }
+    }
+
     /// Starts appending values for the new indices `first`, `first + 1`, … in that order:
     /// the batch form of [`insert`](Self::insert) for ids an allocator hands out in a run.
     /// Each [`AppendRun::push`] appends one entry at the end of the dense arrays, as an
@@ -115,6 +126,37 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
         spare.min(self.remaining())
     }
 
+    /// Reserves room for at least `additional` more values (at most
+    /// [`remaining`](Self::remaining)), their dense indices and the sparse pages of their
+    /// indices, so that pushing them and committing them allocates nothing: code that must
+    /// not fail part way (writing one entity to several sets) reserves first. Values pushed
+    /// so far may be committed first.
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<u32> = dod::SparseSet::new();
+    /// let mut run = s.append_run(0).unwrap();
+    /// run.reserve(300);
+    /// assert!(run.capacity_left() >= 300);
+    /// run.extend(0..300);
+    /// drop(run);
+    /// assert_eq!(s.len(), 300);
+    /// ```
+    #[track_caller]
+    pub fn reserve(&mut self, additional: usize) {
+        let additional = additional.min(self.remaining());
+        if additional > self.capacity_left() {
+            // Pending values live past the values' length, where a reallocation need not
+            // keep them.
+            self.commit();
+            self.set.values.reserve(additional);
+        }
+        let total = self.pending + additional;
+        self.set.entities.reserve(total);
+        // `total <= room`, so the run's indices fit a u32 and are at most `max_index`.
+        let end = self.first + total as u32;
+        self.set.alloc_pages(self.first, end);
+    }
+
     /// Appends `value` for the run's next index and returns that index. O(1) amortised.
     ///
     /// # Panics
@@ -174,12 +216,7 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
         // `k <= room`, so every index below fits a u32 and is at most `max_index`.
         let end = first + k as u32;
         set.entities.reserve(k);
-        let mut index = first;
-        while index < end {
-            set.pages.alloc_page(index);
-            // The next page's first index, or past `end`.
-            index = (index - index % PAGE as u32).saturating_add(PAGE as u32);
-        }
+        set.alloc_pages(first, end);
         let pos = set.values.len();
         // SAFETY: `push` initialised the first `k` slots of the values' spare capacity, in
         // order, and nothing touched the values since (the run borrows the set mutably, and
@@ -272,6 +309,25 @@ mod tests {
         assert_eq!(s.get(2u32), None);
         assert!(s.append_run(19).is_none());
         assert!(s.append_run(20).is_some());
+    }
+
+    #[test]
+    fn pushes_and_a_commit_within_a_reservation_allocate_nothing() {
+        let mut s = SparseSet::<u32, 8>::new_paged();
+        s.insert(0u32, 0);
+        let mut run = s.append_run(5).unwrap();
+        run.push(5);
+        run.reserve(100);
+        assert!(run.capacity_left() >= 100);
+        let held = run.set.memory_usage();
+        for i in 6..106 {
+            run.push(i);
+        }
+        drop(run);
+        assert_eq!(s.memory_usage(), held, "the reservation covered the run");
+        s.assert_invariants();
+        assert_eq!(s.len(), 102);
+        assert!((5..106).all(|i| s.get(i) == Some(&i)));
     }
 
     #[test]
