@@ -68,8 +68,8 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn runs_room(runs: &Self::Runs<'_>) -> usize;
 
-    /// Reserves in every run what `n` more entities need, so that pushing and committing
-    /// them allocates nothing.
+    /// Reserves in every run the values and dense indices of `n` more entities, so that
+    /// pushing them allocates nothing.
     #[doc(hidden)]
     fn reserve_runs(runs: &mut Self::Runs<'_>, n: usize);
 

@@ -124,15 +124,16 @@ fn alloc_prefetching<B: Bundle>(entities: &mut Entities, targets: &B::Targets<'_
 }
 
 /// Spawns bundles of `iter` as new entities from the runs' first index on, writing each
-/// storage as one run of appends, and makes them alive; returns how many, and whether `iter`
-/// ran out. Stops before a bundle that a storage or the entity slots have no room for (the
-/// caller spawns the rest one by one, as `spawn` would). A panic of the iterator leaves the
+/// storage as one run of appends, and makes them alive; returns how many, the first bundle
+/// past the run if there is one, and whether `iter` ran out. Stops before a bundle that a
+/// storage or the entity slots have no room for (the caller spawns it and the rest one by
+/// one, as `spawn` would). A panic of the iterator leaves the
 /// world with the entities spawned before it.
 fn spawn_run<B: Bundle>(
     entities: &mut Entities,
     mut runs: B::Runs<'_>,
     iter: &mut impl Iterator<Item = B>,
-) -> (u32, bool) {
+) -> (u32, Option<B>, bool) {
     /// Makes the entities whose components the runs hold alive, also when unwinding.
     struct Spawned<'e> {
         entities: &'e mut Entities,
@@ -144,10 +145,10 @@ fn spawn_run<B: Bundle>(
         }
     }
     // Every storage takes every bundle up to the limit without growing its values (the
-    // batch reserved for the iterator's size hint), and what committing them and making them
-    // alive needs is reserved now, before anything is pushed: no allocation can fail part
-    // way and leave a storage with a component of an entity that does not come alive, or an
-    // entity without one. Bundles past the limit are spawned one by one.
+    // batch reserved for the iterator's size hint), and the dense indices and entity slots
+    // are reserved now, before anything is pushed: no push can fail part way through a
+    // bundle, and making the entities alive allocates nothing. (The runs' commits may still
+    // make sparse pages.) Bundles past the limit are spawned one by one.
     let limit = B::runs_room(&runs).min(entities.new_slots_left());
     B::reserve_runs(&mut runs, limit);
     entities.reserve_capacity(limit);
@@ -161,8 +162,17 @@ fn spawn_run<B: Bundle>(
         bundle.push_runs(&mut runs);
         spawned.n += 1;
     }
+    // At the limit: whether the iterator is done, or the bundle past the limit, which the
+    // caller spawns first.
+    let mut past = None;
+    if !done {
+        match iter.next() {
+            None => done = true,
+            Some(bundle) => past = Some(bundle),
+        }
+    }
     // At most `MAX_SLOTS - first` entities, so the count fits a u32.
-    (spawned.n as u32, done)
+    (spawned.n as u32, past, done)
 }
 
 /// How a builder declares a group on the world it builds.
@@ -548,11 +558,11 @@ impl World {
             let tag = Entities::fresh_tag(entities.world_id());
             entities.new_run_start().and_then(|first| {
                 let runs = B::runs(&mut targets, first)?;
-                let (n, done) = spawn_run::<B>(entities, runs, &mut iter);
-                Some((first, n, done, tag))
+                let (n, past, done) = spawn_run::<B>(entities, runs, &mut iter);
+                Some((first, n, past, done, tag))
             })
         };
-        if let Some((first, n, done, tag)) = ran {
+        if let Some((first, n, past, done, tag)) = ran {
             let run = Batch::Run {
                 next: first,
                 end: first + n,
@@ -564,6 +574,7 @@ impl World {
             // The run filled up (every new index is taken, or a storage is full): the rest
             // are spawned one at a time, reusing freed slots as `spawn` does.
             let mut es: Vec<Entity> = SpawnBatch::<I::IntoIter, B> { inner: run }.collect();
+            es.extend(past.map(|b| self.spawn(b)));
             es.extend(iter.map(|b| self.spawn(b)));
             return SpawnBatch {
                 inner: Batch::Done(es.into_iter()),
