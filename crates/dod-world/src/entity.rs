@@ -325,6 +325,13 @@ impl Entities {
         MAX_SLOTS - self.tags.len()
     }
 
+    /// How many new slots fit past the end without reallocating (and without passing the
+    /// slot limit).
+    #[inline]
+    pub(crate) fn new_slots_reserved(&self) -> usize {
+        (self.tags.capacity() - self.tags.len()).min(self.new_slots_left())
+    }
+
     /// Makes `n` new slots alive at the end: the entities a run spawned. The caller has
     /// checked the room with [`new_slots_left`](Self::new_slots_left).
     pub(crate) fn push_new(&mut self, n: usize) {

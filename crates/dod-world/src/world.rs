@@ -144,14 +144,14 @@ fn spawn_run<B: Bundle>(
             self.entities.push_new(self.n);
         }
     }
-    // Every storage takes every bundle up to the limit without growing its values (the
-    // batch reserved for the iterator's size hint), and the dense indices and entity slots
-    // are reserved now, before anything is pushed: no push can fail part way through a
-    // bundle, and making the entities alive allocates nothing. (The runs' commits may still
-    // make sparse pages.) Bundles past the limit are spawned one by one.
-    let limit = B::runs_room(&runs).min(entities.new_slots_left());
+    // Up to the limit, every storage takes every bundle without growing its values and the
+    // entity slots take every entity without growing (the batch reserved both for the
+    // iterator's size hint), and the dense indices are reserved now, before anything is
+    // pushed: no push can fail part way through a bundle, and making the entities alive
+    // allocates nothing. (The runs' commits may still make sparse pages.) Bundles past the
+    // limit are spawned one by one.
+    let limit = B::runs_room(&runs).min(entities.new_slots_reserved());
     B::reserve_runs(&mut runs, limit);
-    entities.reserve_capacity(limit);
     let mut spawned = Spawned { entities, n: 0 };
     let mut done = false;
     while spawned.n < limit {

@@ -423,6 +423,25 @@ fn spawn_batch_past_the_reserved_room_spawns_every_bundle_whole() {
 }
 
 #[test]
+fn spawn_batch_of_empty_bundles_reserves_only_its_entities() {
+    // An empty bundle has no storage to bound its run: the entity slots reserved for the
+    // size hint do (not the whole id space).
+    let mut world = World::new();
+    let es: Vec<Entity> = world.spawn_batch((0..3).map(|_| ())).collect();
+    assert_eq!(es.len(), 3);
+    assert!(es.iter().all(|&e| world.is_alive(e)));
+    assert!(world.memory_usage() < 4096, "{}", world.memory_usage());
+    // A size hint of 0: the run takes what room there is, the rest come one by one.
+    let more: Vec<Entity> = world
+        .spawn_batch((0..100).filter(|i| i % 2 == 0).map(|_| ()))
+        .collect();
+    assert_eq!(more.len(), 50);
+    assert_eq!(world.len(), 53);
+    assert!(world.memory_usage() < 4096, "{}", world.memory_usage());
+    world.assert_invariants();
+}
+
+#[test]
 fn spawn_batch_spawns_the_rest_when_dropped() {
     let mut world = World::new();
     let mut batch = world.spawn_batch((0..10u32).map(|i| (Health(i),)));
