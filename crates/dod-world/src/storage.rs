@@ -302,13 +302,8 @@ impl<T: Component> Storage<T> {
         if !self.is_plain() {
             return Err(value);
         }
-        Ok(match self.set.insert(e.index(), value) {
-            None => true,
-            Some(old) => {
-                drop(old);
-                false
-            }
-        })
+        // A value replaced is dropped here.
+        Ok(self.set.insert(e.index(), value).is_none())
     }
 
     /// [`insert`](Self::insert) into a storage with bits, stamps or hooks.

@@ -4,18 +4,22 @@
 use super::pages::encode;
 use super::{SparseSet, DEFAULT_PAGE_SIZE, MAX_DENSE};
 
-impl<T, const PAGE: usize> SparseSet<T, PAGE> {
-    /// Allocates the sparse pages of the indices `first..end`, one page at a time.
-    fn alloc_pages(&mut self, first: u32, end: u32) {
-        let mut index = first;
-        while index < end {
-            self.pages.alloc_page(index);
-            // To the next page's first index, or to `end`: `n <= end - index`.
-            let n = (PAGE - index as usize % PAGE).min((end - index) as usize);
-            index += n as u32;
+/// The pieces of `first..end` that fall in one page each, in order: `(index, n)`, the first
+/// index of the piece and its length (`n <= end - index`, so the pieces end at `end`).
+fn page_pieces<const PAGE: usize>(first: u32, end: u32) -> impl Iterator<Item = (u32, usize)> {
+    let mut index = first;
+    core::iter::from_fn(move || {
+        if index >= end {
+            return None;
         }
-    }
+        let n = (PAGE - index as usize % PAGE).min((end - index) as usize);
+        let piece = (index, n);
+        index += n as u32;
+        Some(piece)
+    })
+}
 
+impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// Starts appending values for the new indices `first`, `first + 1`, … in that order:
     /// the batch form of [`insert`](Self::insert) for ids an allocator hands out in a run.
     /// Each [`AppendRun::push`] appends one entry at the end of the dense arrays, as an
@@ -214,7 +218,9 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
         // `k <= room`, so every index below fits a u32 and is at most `max_index`.
         let end = first + k as u32;
         set.entities.reserve(k);
-        set.alloc_pages(first, end);
+        for (index, _) in page_pieces::<PAGE>(first, end) {
+            set.pages.alloc_page(index);
+        }
         let pos = set.values.len();
         // SAFETY: `push` initialised the first `k` slots of the values' spare capacity, in
         // order, and nothing touched the values since (the run borrows the set mutably, and
@@ -224,11 +230,10 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
         set.entities.extend(first..end);
         // Page by page: one lookup per page (each exists by now), then a plain loop over its
         // slots.
-        let (mut index, mut p) = (first, pos);
-        while index < end {
+        let mut p = pos;
+        for (index, n) in page_pieces::<PAGE>(first, end) {
             let start = set.pages.page_start(index);
             let off = index as usize % PAGE;
-            let n = (PAGE - off).min((end - index) as usize);
             // No entry has held these indices (they are at or past `vacant_from`, which only
             // this run moves while it lives), so their slots are vacant and are written
             // without being read.
@@ -236,8 +241,7 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
             for (k, slot) in slots.iter_mut().enumerate() {
                 *slot = encode(p + k, 0);
             }
-            // `n <= end - index`, so neither sum passes `end` or the dense length.
-            index += n as u32;
+            // The pieces add up to `k`, so `p` stays within the dense length.
             p += n;
         }
         set.vacant_from = end;
