@@ -1158,6 +1158,7 @@ impl<K: Key> DataStore<K> {
     /// O(slots + buffer).
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
+        self.slots.check();
         let mut used: Vec<(u32, u8)> = Vec::new();
         for (i, s) in self.slots.iter() {
             if s.tag == 0 {

@@ -6,8 +6,8 @@
 //!   arrays and the tag of the key it was inserted with. It is *paged*: split into pages of
 //!   `PAGE` slots (a power of two, [`DEFAULT_PAGE_SIZE`] unless chosen), each allocated on first
 //!   use and released by [`shrink_to_fit`](SparseSet::shrink_to_fit) once empty, so a set
-//!   holding entities `10_000_000 .. 10_000_100` holds one or two pages and a 300 KB page
-//!   table, not eighty megabytes;
+//!   holding entities `10_000_000 .. 10_000_100` holds one or two pages (listed on the side,
+//!   with no page table reaching up to them), not eighty megabytes;
 //! - the **dense** arrays, [`indices()`](SparseSet::indices) and
 //!   [`values()`](SparseSet::values), are plain slices with no holes: a system walks them
 //!   directly.
@@ -115,12 +115,18 @@
 //! # Memory
 //!
 //! [`memory_usage`](SparseSet::memory_usage) reports the bytes held: 8 bytes per sparse slot of
-//! every allocated page (all pages live in one arena, so allocating a page is not an allocation),
-//! 4 bytes per page-table entry, and `4 + size_of::<T>()` per dense entry of capacity.
+//! every allocated page (all pages live in one arena, so allocating a page is not an allocation)
+//! and 4 bytes naming each page, 4 bytes per page-table entry, and `4 + size_of::<T>()` per
+//! dense entry of capacity.
 //!
-//! The page table reaches up to the largest index in use: 4 bytes per `PAGE` indices, and each
-//! allocated page holds `8 * PAGE` bytes. So the index, not the number of entities, bounds the
-//! memory: entity `u32::MAX - 1` alone costs a 128 MiB table with the default page size.
+//! The page table reaches only as far as it costs no more than the pages themselves (4 bytes
+//! per `PAGE` indices against `8 * PAGE` bytes a page); a page past it is listed on the side,
+//! so entity `u32::MAX - 1` alone costs one page. The pages of the indices from 0 up, allocated
+//! without a gap, sit in the arena at their own place, so their slots are found from the index
+//! alone, without the page table: a lookup there costs what it costs in a plain array. The ids
+//! an allocator hands out from 0 up land there while every page in front of them is held; a
+//! page that arrives out of order is swapped into place once the pages in front of it exist,
+//! and a page released by `shrink_to_fit` ends the prefix where it was.
 //! [`max_index`](SparseSet::max_index) caps the indices a set accepts (`u32::MAX - 1` unless
 //! set; the table then stays within `4 * (max_index / PAGE + 1)` bytes), and
 //! [`try_insert`](SparseSet::try_insert) refuses an index above it before allocating anything
@@ -1098,9 +1104,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.values.shrink_to_fit();
     }
 
-    /// Bytes held on the heap by the set: the page table (4 bytes per page number up to the
-    /// highest page in use), the arena of allocated pages and the capacity of the dense
-    /// arrays.
+    /// Bytes held on the heap by the set: the page table (4 bytes per page number it covers)
+    /// and the list of pages past it (8 bytes each), the arena of allocated pages (and 4
+    /// bytes per page naming it) and the capacity of the dense arrays.
     ///
     /// O(1).
     ///
@@ -1108,8 +1114,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// let mut s: dod::SparseSet<u64, 256> = dod::SparseSet::with_capacity_paged(1);
     /// s.insert(3u32, 0);
     /// s.shrink_to_fit();
-    /// // one page-table entry, one page of 256 slots, one entity and one value
-    /// assert_eq!(s.memory_usage(), 4 + 256 * 8 + 4 + 8);
+    /// // one page-table entry, one page of 256 slots and its name, one entity and one value
+    /// assert_eq!(s.memory_usage(), 4 + 256 * 8 + 4 + 4 + 8);
     /// ```
     pub fn memory_usage(&self) -> usize {
         self.pages.memory_usage()

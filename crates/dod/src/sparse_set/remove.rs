@@ -231,6 +231,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// O(allocated slots).
     #[doc(hidden)]
     pub fn assert_invariants(&self) {
+        self.pages.check();
         assert_eq!(self.entities.len(), self.values.len());
         assert!(
             self.entities.len() <= super::MAX_DENSE,
