@@ -22,9 +22,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         let slot = self.pages.slot_mut(e.sparse_index())?;
         let pos = position_in(*slot, e)?;
         *slot = Slot::VACANT;
+        let len = self.entities.len();
+        if pos >= len || self.values.len() != len {
+            broken();
+        }
         // The entry that moves is the last one whatever `pos` is: reading it first lets its
         // sparse slot be fetched while `e`'s slot is still on its way from memory.
-        let last = self.entities.len() - 1;
+        let last = len - 1;
         let moved = self.entities[last];
         self.entities.swap_remove(pos);
         let value = self.values.swap_remove(pos);
@@ -258,6 +262,14 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             .count();
         assert_eq!(live, self.len());
     }
+}
+
+/// The panic of a set whose invariants a bug broke: checked once where several bounds depend
+/// on them, so that the indexing after it needs no check of its own.
+#[cold]
+#[inline(never)]
+fn broken() -> ! {
+    panic!("SparseSet: a sparse slot names a position past the dense arrays")
 }
 
 /// Finishes a `retain` that `keep` interrupted by a panic, or truncates after a normal one.
