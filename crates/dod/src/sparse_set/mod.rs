@@ -337,14 +337,19 @@ impl<T> SparseSet<T> {
         Self::new_paged()
     }
 
-    /// An empty set with room for `capacity` values without reallocating the dense arrays
-    /// (sparse pages are still allocated on first use).
+    /// An empty set with room for `capacity` values without reallocating: `new` followed by
+    /// [`reserve(capacity)`](SparseSet::reserve), so the dense arrays and the arena room for
+    /// the sparse pages of a run of `capacity` new indices are allocated up front (the pages
+    /// themselves are still made on first use).
     ///
     /// O(1).
     ///
     /// ```
-    /// let s: dod::SparseSet<u64> = dod::SparseSet::with_capacity(10);
-    /// assert!(s.capacity() >= 10);
+    /// let mut s: dod::SparseSet<u64> = dod::SparseSet::with_capacity(1_000);
+    /// assert!(s.capacity() >= 1_000);
+    /// let held = s.memory_usage();
+    /// s.extend((0..1_000u32).map(|i| (i, 0)));
+    /// assert!(s.memory_usage() <= held + 64); // the page table grew; nothing else did
     /// ```
     pub fn with_capacity(capacity: usize) -> Self {
         Self::with_capacity_paged(capacity)
@@ -402,6 +407,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         let mut s = Self::new_paged();
         s.entities.reserve_exact(capacity);
         s.values.reserve_exact(capacity);
+        s.pages.reserve(capacity);
         s
     }
 
