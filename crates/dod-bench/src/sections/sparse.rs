@@ -839,8 +839,9 @@ fn page_sizes(cfg: &Config) -> Table {
         t.set(&name(p), 2, Cell::from(kib(&cluster)));
     }
     t.note(
-        "Smaller pages hold less memory for clustered ids but need a longer page table; the \
-         lookup cost is one page-table load either way.",
+        "Smaller pages hold less memory for clustered ids but need a longer page table. A \
+         lookup reads no page table in the pages held from index 0 up without a gap, and one \
+         table entry past them, whatever the page size.",
     );
     t
 }

@@ -168,10 +168,10 @@ use pages::{decode, encode, slot_tag, Pages, Slot};
 /// Chosen with `dod-bench sparse`'s page-size table. Entities that arrive in clusters leave far
 /// fewer untouched slots in small pages: a set holding 10 % of a million ids in runs of 64
 /// holds about a third of an unpaged sparse array with 128-slot pages, half with 256, and
-/// nearly all of it with 1024 or more. The price is a longer page table (4 bytes per 128 ids):
-/// random lookups scattered over a million ids measured up to about 20 % slower than with
-/// 4096-slot pages, and the same when the ids are dense. Pick `PAGE` per set when the ids
-/// are known to be dense (larger) or very clustered (smaller).
+/// nearly all of it with 1024 or more. The price is a longer page table (4 bytes per 128 ids),
+/// which only lookups past the pages held from index 0 up without a gap read: with a page
+/// missing early, small pages leave more of the ids behind such a gap. Pick `PAGE` per set
+/// when the ids are known to be dense (larger) or very clustered (smaller).
 pub const DEFAULT_PAGE_SIZE: usize = 128;
 
 /// The marker that [`SparseSet::indices`] shows at the position of a deferred removal.
