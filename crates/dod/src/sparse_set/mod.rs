@@ -337,10 +337,10 @@ impl<T> SparseSet<T> {
         Self::new_paged()
     }
 
-    /// An empty set with room for `capacity` values without reallocating: `new` followed by
-    /// [`reserve(capacity)`](SparseSet::reserve), so the dense arrays and the arena room for
-    /// the sparse pages of a run of `capacity` new indices are allocated up front (the pages
-    /// themselves are still made on first use).
+    /// An empty set with room for `capacity` values without reallocating: the dense arrays
+    /// get exactly that room and, as [`reserve`](SparseSet::reserve) gives, the arena gets
+    /// room for the sparse pages of a run of `capacity` new indices (the pages themselves are
+    /// still made on first use).
     ///
     /// O(1).
     ///
