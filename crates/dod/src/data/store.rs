@@ -8,6 +8,7 @@ use super::buddy::{block_size, order_for, Buddy, MAX_ORDER, MIN_SHIFT};
 use super::raw;
 use super::value::{Floats, Value};
 use super::{DataKey, DataView, DecodeError, KeyNames, PathKey};
+use crate::bits::BitSet;
 use crate::error::{InsertError, InsertErrorKind};
 use crate::key::{Handle, Key};
 use crate::pages::Pages;
@@ -1030,11 +1031,13 @@ impl<K: Key> DataStore<K> {
     }
 
     /// Reads a store written by [`to_bytes`](DataStore::to_bytes), checking everything first
-    /// in O(size + s log s) for `s` slots: the header, that the slots are in increasing order
-    /// of index and hold keys the key type can have, that every block is aligned to its size,
+    /// in O(size + s) for `s` slots: the header, that the slots are in increasing order of
+    /// index and hold keys the key type can have, that every block is aligned to its size,
     /// inside the buffer and overlaps no other, and every component as [`DataView::new`]
-    /// does. The buffer is copied once; the allocator's free lists and bits are rebuilt from
-    /// the blocks in use. The slot table takes at most one 1 KiB page per slot read.
+    /// does. The buffer is read once, front to back, each component checked as it is copied;
+    /// the allocator's free lists and bits are rebuilt from the blocks in use. The slot table
+    /// takes at most one 1 KiB page per slot read; while it reads, the load also keeps an
+    /// entity index and a bit per 32 bytes of the buffer (about an eighth of its size).
     ///
     /// ```
     /// # use dod::data::{DataStore, DecodeError};
@@ -1081,8 +1084,14 @@ impl<K: Key> DataStore<K> {
         }
         let arena = &bytes[slots_end..];
         let mut slots: Pages<Slot, SLOT_PAGE> = Pages::new();
-        // (block offset | order, entity index) of every component.
-        let mut order: Vec<(u32, u32)> = Vec::with_capacity(live.min(slot_count));
+        // The blocks in buffer order without a sort: block offsets are multiples of the
+        // smallest block, so each has a unit of its own, and `starts` marks the units where a
+        // block starts, `owner` names its entity. Both are a fraction of the buffer's size.
+        let units = arena_len >> MIN_SHIFT;
+        let mut starts = BitSet::new();
+        starts.grow(units);
+        let mut owner: Vec<u32> = alloc::vec![0; units];
+        let mut found = 0usize;
         let mut previous: Option<u32> = None;
         for n in 0..slot_count {
             let at = HEADER + SLOT_BYTES * n;
@@ -1093,7 +1102,6 @@ impl<K: Key> DataStore<K> {
                     loc: rd(at + 8),
                 },
             );
-            let bad_key = DecodeError::BadKey { entity: i };
             let generation = s.tag as u16;
             let type_id = ((s.tag & !Tag::VACANT) >> 16) as u16;
             if previous.is_some_and(|p| p >= i)
@@ -1101,7 +1109,7 @@ impl<K: Key> DataStore<K> {
                 || generation == 0
                 || type_id > K::MAX_TYPE_ID
             {
-                return Err(bad_key);
+                return Err(DecodeError::BadKey { entity: i });
             }
             previous = Some(i);
             if s.is_live() {
@@ -1114,7 +1122,13 @@ impl<K: Key> DataStore<K> {
                 {
                     return Err(DecodeError::BadBlock { entity: i });
                 }
-                order.push((s.loc, i));
+                let unit = off as usize >> MIN_SHIFT;
+                if !starts.insert(unit as u32) {
+                    // Another block starts here: they overlap.
+                    return Err(DecodeError::BadBlock { entity: i });
+                }
+                owner[unit] = i;
+                found += 1;
             } else if s.loc != 0 {
                 return Err(DecodeError::BadBlock { entity: i });
             }
@@ -1123,26 +1137,40 @@ impl<K: Key> DataStore<K> {
                 *slot = s;
             }
         }
-        if order.len() != live {
+        if found != live {
             return Err(DecodeError::BadCounts);
         }
-        // In buffer order, so the components are read front to back like a copy.
-        order.sort_unstable();
-        let mut blocks: Vec<(u32, u8)> = Vec::with_capacity(order.len());
-        for &(loc, i) in &order {
-            let (off, o) = Slot { tag: 1, loc }.block();
-            let block = &arena[off as usize..off as usize + block_size(o)];
+        // In buffer order: each component is validated and copied in one pass over the bytes,
+        // front to back like a plain copy (the free space between blocks is copied as it is).
+        let mut copy: Vec<u8> = Vec::with_capacity(arena_len);
+        let mut blocks: Vec<(u32, u8)> = Vec::with_capacity(live);
+        let mut entities: Vec<u32> = Vec::with_capacity(live);
+        for unit in starts.iter() {
+            let i = owner[unit as usize];
+            // Entity `i`'s slot was written above, with its block starting at `unit`.
+            let (off, o) = slots.slot(i).map_or((0, 0), |s| s.block());
+            let (start, end) = (off as usize, off as usize + block_size(o));
+            if start < copy.len() {
+                // It starts inside the block before.
+                return Err(DecodeError::BadBlock { entity: i });
+            }
+            copy.extend_from_slice(&arena[copy.len()..start]);
+            let block = &arena[start..end];
             raw::validate(block).map_err(|error| DecodeError::InEntity {
                 entity: i,
                 error: alloc::boxed::Box::new(error),
             })?;
+            copy.extend_from_slice(block);
             blocks.push((off, o));
+            entities.push(i);
         }
+        copy.extend_from_slice(&arena[copy.len()..]);
         let buddy = if top == NO_ARENA {
             Buddy::new()
         } else {
-            Buddy::rebuild(arena.to_vec(), top, &blocks)
-                .map_err(|i| DecodeError::BadBlock { entity: order[i].1 })?
+            Buddy::rebuild(copy, top, &blocks).map_err(|i| DecodeError::BadBlock {
+                entity: entities[i],
+            })?
         };
         Ok(DataStore {
             buddy,
@@ -1269,6 +1297,44 @@ mod tests {
         // free bytes outside the largest free block are fewer than those inside it.
         assert!(s.fragmentation() < s.free_bytes() - s.fragmentation());
         assert!(s.capacity() < 2 * entities as usize * 32);
+    }
+
+    /// The saved bytes with the block of entity slot `n` (in saved order) moved to `loc`.
+    fn with_loc(bytes: &[u8], n: usize, loc: u32) -> Vec<u8> {
+        let mut b = bytes.to_vec();
+        let at = HEADER + SLOT_BYTES * n + 8;
+        b[at..at + 4].copy_from_slice(&loc.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn blocks_that_share_a_start_or_overlap_are_refused() {
+        let mut s: DataStore = DataStore::new();
+        s.insert(h(0));
+        s.insert(h(1));
+        s.insert(h(2));
+        // Entity 1's block grows past the smallest size, so a small block fits inside it.
+        assert!(s.set(h(1), "long", "a string longer than one 32-byte block"));
+        let bytes = s.to_bytes();
+        let back: DataStore = DataStore::from_bytes(&bytes).unwrap();
+        assert_eq!(back, s);
+        let loc = |i: u32| s.slots.slot(i).unwrap().loc;
+        let (big_off, big_order) = s.slots.slot(1).unwrap().block();
+        assert!(big_order >= 1);
+        // Entity 2 starts where entity 0 starts.
+        let same = with_loc(&bytes, 2, loc(0));
+        assert_eq!(
+            DataStore::<Handle>::from_bytes(&same),
+            Err(DecodeError::BadBlock { entity: 2 })
+        );
+        // Entity 0 (a smallest block) starts in the second half of entity 1's block: the one
+        // that starts later is named.
+        assert_eq!(loc(0) & 31, 0);
+        let inside = with_loc(&bytes, 0, big_off + block_size(big_order - 1) as u32);
+        assert_eq!(
+            DataStore::<Handle>::from_bytes(&inside),
+            Err(DecodeError::BadBlock { entity: 0 })
+        );
     }
 
     #[test]
