@@ -577,6 +577,41 @@ mod tests {
     }
 
     #[test]
+    fn errors_are_reported_in_the_order_of_the_rules() {
+        let mut c = DataComponent::new();
+        c.set("a", true);
+        c.set("s", "text");
+        c.set("z", 1.0);
+        let good = c.as_bytes().to_vec();
+        let n = count(&good);
+        let tag_at = |i: usize| HEADER + 8 * n + i;
+        let value_at = |i: usize| HEADER + 4 * n + 4 * i;
+        let key_at = |i: usize| HEADER + 4 * i;
+        let of = |t: u8| (0..n).find(|&i| good[tag_at(i)] == t).unwrap();
+        let (string, float) = (of(2), of(1));
+        // A record out of range...
+        let mut bad = good.clone();
+        bad[value_at(string)..value_at(string) + 4].copy_from_slice(&0u32.to_le_bytes());
+        let out = DecodeError::ValueOutOfRange {
+            entry: string as u32,
+        };
+        assert_eq!(validate(&bad), Err(out));
+        // ...comes after an unknown tag, wherever the tag is...
+        bad[tag_at(float)] = 7;
+        let tag = DecodeError::BadTypeTag {
+            entry: float as u32,
+            tag: 7,
+        };
+        assert_eq!(validate(&bad), Err(tag));
+        // ...which comes after keys out of order.
+        let (k0, k1) = (key_at(0), key_at(1));
+        let first: [u8; 4] = bad[k0..k0 + 4].try_into().unwrap();
+        bad.copy_within(k1..k1 + 4, k0);
+        bad[k1..k1 + 4].copy_from_slice(&first);
+        assert_eq!(validate(&bad), Err(DecodeError::KeysNotSorted { entry: 1 }));
+    }
+
+    #[test]
     fn a_bad_tag_or_boolean_names_its_entry() {
         let mut c = DataComponent::new();
         for (k, v) in [("a", true), ("b", false), ("c", true)] {
