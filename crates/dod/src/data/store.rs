@@ -1089,8 +1089,12 @@ impl<K: Key> DataStore<K> {
         // block starts, `owner` names its entity. Both are a fraction of the buffer's size.
         let units = arena_len >> MIN_SHIFT;
         let mut starts = BitSet::new();
-        starts.grow(units);
-        let mut owner: Vec<u32> = alloc::vec![0; units];
+        starts.try_grow(units).map_err(|_| DecodeError::TooLarge)?;
+        let mut owner: Vec<u32> = Vec::new();
+        owner
+            .try_reserve_exact(units)
+            .map_err(|_| DecodeError::TooLarge)?;
+        owner.resize(units, 0);
         let mut found = 0usize;
         let mut previous: Option<u32> = None;
         for n in 0..slot_count {
@@ -1118,7 +1122,8 @@ impl<K: Key> DataStore<K> {
                 if o > top
                     || top == NO_ARENA
                     || off as usize % size != 0
-                    || off as usize + size > arena_len
+                    // In u64: on a 32-bit target the sum could wrap.
+                    || u64::from(off) + size as u64 > arena_len as u64
                 {
                     return Err(DecodeError::BadBlock { entity: i });
                 }
@@ -1148,7 +1153,10 @@ impl<K: Key> DataStore<K> {
         for unit in starts.iter() {
             let i = owner[unit as usize];
             // Entity `i`'s slot was written above, with its block starting at `unit`.
-            let (off, o) = slots.slot(i).map_or((0, 0), |s| s.block());
+            let (off, o) = slots
+                .slot(i)
+                .ok_or(DecodeError::BadBlock { entity: i })?
+                .block();
             let (start, end) = (off as usize, off as usize + block_size(o));
             if start < copy.len() {
                 // It starts inside the block before.
