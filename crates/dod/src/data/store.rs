@@ -1097,13 +1097,15 @@ impl<K: Key> DataStore<K> {
         owner.resize(units, 0);
         let mut found = 0usize;
         let mut previous: Option<u32> = None;
-        for n in 0..slot_count {
-            let at = HEADER + SLOT_BYTES * n;
+        // `slots_end` is `HEADER + SLOT_BYTES * slot_count`, inside `bytes` (checked above).
+        for entry in bytes[HEADER..slots_end].chunks_exact(SLOT_BYTES) {
+            let word =
+                |k: usize| u32::from_le_bytes([entry[k], entry[k + 1], entry[k + 2], entry[k + 3]]);
             let (i, s) = (
-                rd(at),
+                word(0),
                 Slot {
-                    tag: rd(at + 4),
-                    loc: rd(at + 8),
+                    tag: word(4),
+                    loc: word(8),
                 },
             );
             let generation = s.tag as u16;
@@ -1137,7 +1139,9 @@ impl<K: Key> DataStore<K> {
             } else if s.loc != 0 {
                 return Err(DecodeError::BadBlock { entity: i });
             }
-            slots.try_alloc_page(i).map_err(|_| DecodeError::TooLarge)?;
+            if slots.slot(i).is_none() {
+                slots.try_alloc_page(i).map_err(|_| DecodeError::TooLarge)?;
+            }
             if let Some(slot) = slots.slot_mut(i) {
                 *slot = s;
             }
