@@ -360,7 +360,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// Finds a slot for a value about to be pushed at dense position `values.len()` and marks
     /// it occupied: the oldest vacant slot beyond the `min_free` reserve, else a new slot, else
     /// (the key type cannot address another) any vacant slot. Returns the slot and its tag.
-    #[inline(always)]
+    #[inline]
     fn claim_slot(&mut self) -> Option<(u32, Tag)> {
         let dense = self.values.len() as u32;
         let can_grow = (self.slots.len() as u64) < u64::from(K::MAX_SLOTS);
@@ -428,7 +428,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// let h = map.insert(42);
     /// assert_eq!(map[h], 42);
     /// ```
-    #[inline(always)]
+    #[inline]
     #[track_caller]
     pub fn insert(&mut self, value: T) -> K {
         match self.try_insert(value) {
@@ -449,7 +449,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// let err = map.try_insert(7).unwrap_err();
     /// assert_eq!(err.into_inner(), 7);
     /// ```
-    #[inline(always)]
+    #[inline]
     pub fn try_insert(&mut self, value: T) -> Result<K, InsertError<T>> {
         let Some((slot, tag)) = self.claim_slot() else {
             return Err(InsertError::new(InsertErrorKind::Full, value));
