@@ -91,8 +91,13 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
     /// taking the far list alone, 2.1 inlined).
     #[inline(always)]
     fn far_entry(far: &[(u32, u32)], p: usize) -> Option<u32> {
-        let i = far.binary_search_by_key(&p, |e| e.0 as usize).ok()?;
-        Some(far[i].1)
+        Some(far[Self::far_position(far, p)?].1)
+    }
+
+    /// Where far page `p` is listed in `far`, if it is a far page.
+    #[inline(always)]
+    fn far_position(far: &[(u32, u32)], p: usize) -> Option<usize> {
+        far.binary_search_by_key(&p, |e| e.0 as usize).ok()
     }
 
     /// Where the entry of a new page `p` (not allocated) goes. The table reaches as far as
@@ -222,9 +227,7 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
         match self.table.get_mut(p as usize) {
             Some(e) => *e = entry,
             None => {
-                let i = self
-                    .far
-                    .binary_search_by_key(&p, |e| e.0)
+                let i = Self::far_position(&self.far, p as usize)
                     .expect("Pages: an allocated page has a table or far entry");
                 self.far[i].1 = entry;
             }

@@ -1153,7 +1153,6 @@ impl<K: Key> DataStore<K> {
         // front to back like a plain copy (the free space between blocks is copied as it is).
         let mut copy: Vec<u8> = Vec::with_capacity(arena_len);
         let mut blocks: Vec<(u32, u8)> = Vec::with_capacity(live);
-        let mut entities: Vec<u32> = Vec::with_capacity(live);
         for unit in starts.iter() {
             let i = owner[unit as usize];
             // Entity `i`'s slot was written above, with its block starting at `unit`.
@@ -1174,14 +1173,14 @@ impl<K: Key> DataStore<K> {
             })?;
             copy.extend_from_slice(block);
             blocks.push((off, o));
-            entities.push(i);
         }
         copy.extend_from_slice(&arena[copy.len()..]);
         let buddy = if top == NO_ARENA {
             Buddy::new()
         } else {
+            // The entity of block `i` is the owner of the unit it starts at.
             Buddy::rebuild(copy, top, &blocks).map_err(|i| DecodeError::BadBlock {
-                entity: entities[i],
+                entity: owner[blocks[i].0 as usize >> MIN_SHIFT],
             })?
         };
         Ok(DataStore {
