@@ -34,6 +34,9 @@ enum Step {
     RemoveRange(u16, u16, u8),
     OtherInsert(Vec<u16>),
     OtherRemove(Vec<u16>),
+    /// `extend` with these indices (those below the bound), cycled to one per word of the
+    /// capacity (the deferred-summary path) or not.
+    Extend(Vec<u16>, bool),
     /// The in-place combinations, through the assign operator or the method.
     And(bool),
     Or(bool),
@@ -286,6 +289,23 @@ fuzz_target!(|input: (Vec<Step>, Vec<u8>)| {
                 s.remove_range(r);
                 for i in model_range(&model.m, resolve(&r, usize::MAX)) {
                     model.m.remove(&i);
+                }
+            }
+            Step::Extend(vs, long) => {
+                let v: Vec<u32> = vs
+                    .into_iter()
+                    .map(idx)
+                    .filter(|&i| (i as usize) < bound)
+                    .collect();
+                let n = if long && !v.is_empty() {
+                    v.len().max(s.capacity() / 64)
+                } else {
+                    v.len()
+                };
+                s.extend(v.iter().copied().cycle().take(n));
+                for &i in &v {
+                    model.m.insert(i);
+                    model.universe = model.universe.max(i as usize + 1);
                 }
             }
             Step::OtherInsert(vs) => {

@@ -24,6 +24,9 @@ enum Op {
     SetMaxIndex(u32),
     InsertRange(Span),
     RemoveRange(Span),
+    /// `extend` with these indices, cycled to a batch at least as long as the set's words
+    /// (the deferred-summary path) or not.
+    Extend(Vec<u32>, bool),
     /// The other set, its universe, and whether through the assign operator.
     AndWith(Vec<u32>, usize, bool),
     OrWith(Vec<u32>, usize, bool),
@@ -125,6 +128,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop::option::of(index()).prop_map(Op::New),
         1 => prop_oneof![index(), Just(u32::MAX)].prop_map(Op::SetMaxIndex),
         1 => span().prop_map(Op::InsertRange),
+        2 => (prop::collection::vec(index(), 0..12), any::<bool>()).prop_map(|(v, long)| Op::Extend(v, long)),
         2 => span().prop_map(Op::RemoveRange),
         1 => (other(), any::<bool>()).prop_map(|((v, u), o)| Op::AndWith(v, u, o)),
         1 => (other(), any::<bool>()).prop_map(|((v, u), o)| Op::OrWith(v, u, o)),
@@ -469,6 +473,21 @@ proptest! {
                             u = u.max(end);
                         }
                     }
+                }
+                Op::Extend(v, long) => {
+                    // The batch: `v` once, or cycled to at least one index per word of the
+                    // capacity, so that `extend` takes the deferred path. Cycling adds nothing
+                    // the first pass did not.
+                    let n = if long && !v.is_empty() { v.len().max(s.capacity() / 64) } else { v.len() };
+                    let batch = v.iter().copied().cycle().take(n);
+                    // Every index up to the first one above the bound goes in; that one panics.
+                    let stop = v.iter().position(|&i| i as usize >= bound);
+                    for &i in &v[..stop.unwrap_or(v.len())] {
+                        m.insert(i);
+                        u = u.max(i as usize + 1);
+                    }
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.extend(batch)));
+                    prop_assert_eq!(r.is_err(), stop.is_some());
                 }
                 Op::RemoveRange(span) => {
                     let r = span.bounds();
