@@ -346,50 +346,62 @@ impl Buddy {
 
     /// The allocator state of `arena` (of order `top`) whose allocated blocks are `blocks`:
     /// `(offset, order)` pairs, sorted by offset, each aligned to its size and inside the
-    /// arena. `Err(i)`: block `i` overlaps another.
+    /// arena. `Err(i)`: block `i` breaks one of those rules (it overlaps the one before, is
+    /// not aligned, or leaves the arena).
+    ///
+    /// One pass in offset order. The free space between two blocks is the fewest aligned
+    /// blocks that tile it, each the largest that starts where the last ended: exactly the
+    /// blocks a fully merged allocator holds free, none with a free buddy. So each free block
+    /// is listed (in offset order) and toggles its pair's bit, and the split blocks are the
+    /// ancestors of the allocated ones, marked from each block up to the first already
+    /// marked. O(blocks × orders) at worst, O(blocks) when blocks are dense.
     pub(crate) fn rebuild(arena: Vec<u8>, top: u8, blocks: &[(u32, u8)]) -> Result<Self, usize> {
-        for (i, w) in blocks.windows(2).enumerate() {
-            if w[0].0 as usize + block_size(w[0].1) > w[1].0 as usize {
-                return Err(i + 1);
-            }
-        }
+        let end = block_size(top);
         let mut b = Buddy::bits_only(arena, top);
-        b.build(0, top, blocks, 0)?;
+        let mut pos = 0usize;
+        for (i, &(off, o)) in blocks.iter().enumerate() {
+            let start = off as usize;
+            if o > top || start % block_size(o) != 0 || start < pos || start + block_size(o) > end {
+                return Err(i);
+            }
+            b.free_range(pos, start);
+            b.split_above(off, o);
+            pos = start + block_size(o);
+        }
+        b.free_range(pos, end);
         Ok(b)
     }
 
-    /// Lays out the node at `off` of order `o` holding `blocks` (whose first has index
-    /// `first`); whether the node is free.
-    fn build(
-        &mut self,
-        off: u32,
-        o: u8,
-        blocks: &[(u32, u8)],
-        first: usize,
-    ) -> Result<bool, usize> {
-        match blocks {
-            [] => {
-                self.push_free(off, o);
-                return Ok(true);
+    /// Lists `[from, to)` (both multiples of `MIN_BLOCK`, inside the arena, no block in it)
+    /// as free: at each offset, the largest block aligned there that fits.
+    fn free_range(&mut self, mut from: usize, to: usize) {
+        while from < to {
+            let aligned = if from == 0 {
+                self.top
+            } else {
+                (from.trailing_zeros() - MIN_SHIFT).min(u32::from(self.top)) as u8
+            };
+            let fits = ((to - from) >> MIN_SHIFT).ilog2() as u8;
+            let o = aligned.min(fits);
+            self.push_free(from as u32, o);
+            if o < self.top {
+                // Its buddy holds an allocated block (see `rebuild`): the pair differs.
+                self.toggle_pair(from as u32, o);
             }
-            [(bo, bord)] if *bo == off && *bord == o => return Ok(false),
-            _ => {}
+            from += block_size(o);
         }
-        // Blocks are disjoint and aligned to their size, so a node holding more than one block,
-        // or one smaller than itself, holds only smaller blocks; a larger or equal one would
-        // start at the node's offset, so it would be the first.
-        if o == 0 || blocks[0].1 >= o {
-            return Err(first);
+    }
+
+    /// Marks the ancestors of the block at `off` of order `o` split, from its parent up to
+    /// the first one already marked (whose ancestors are, too).
+    fn split_above(&mut self, off: u32, o: u8) {
+        for p in o + 1..=self.top {
+            let at = off & !(block_size(p) as u32 - 1);
+            if self.is_split(at, p) {
+                break;
+            }
+            self.set_split(at, p, true);
         }
-        self.set_split(off, o, true);
-        let mid = off + block_size(o - 1) as u32;
-        let cut = blocks.partition_point(|&(bo, _)| bo < mid);
-        let l = self.build(off, o - 1, &blocks[..cut], first)?;
-        let r = self.build(mid, o - 1, &blocks[cut..], first + cut)?;
-        if l != r {
-            self.toggle_pair(off, o - 1);
-        }
-        Ok(false)
     }
 
     /// Checks the allocator's own invariants (tests and fuzzing).
@@ -458,6 +470,94 @@ impl Buddy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The naive model of `rebuild`: descend from the whole arena, splitting every node that
+    /// holds more than one block or a smaller one, listing every node that holds none.
+    fn rebuild_by_descent(arena: Vec<u8>, top: u8, blocks: &[(u32, u8)]) -> Buddy {
+        fn build(b: &mut Buddy, off: u32, o: u8, blocks: &[(u32, u8)]) -> bool {
+            match blocks {
+                [] => {
+                    b.push_free(off, o);
+                    return true;
+                }
+                [(bo, bord)] if *bo == off && *bord == o => return false,
+                _ => {}
+            }
+            assert!(o > 0 && blocks[0].1 < o, "blocks overlap or are misaligned");
+            b.set_split(off, o, true);
+            let mid = off + block_size(o - 1) as u32;
+            let cut = blocks.partition_point(|&(bo, _)| bo < mid);
+            let l = build(b, off, o - 1, &blocks[..cut]);
+            let r = build(b, mid, o - 1, &blocks[cut..]);
+            if l != r {
+                b.toggle_pair(off, o - 1);
+            }
+            false
+        }
+        let mut b = Buddy::bits_only(arena, top);
+        build(&mut b, 0, top, blocks);
+        b
+    }
+
+    fn same_state(a: &Buddy, b: &Buddy) {
+        assert_eq!(a.top, b.top);
+        assert_eq!(a.heads, b.heads, "free-list heads");
+        assert_eq!(a.free_count, b.free_count);
+        assert_eq!(a.pairs, b.pairs, "pair bits");
+        assert_eq!(a.splits, b.splits, "split bits");
+        assert!(a.arena == b.arena, "arena bytes (free-list links)");
+    }
+
+    #[test]
+    fn rebuild_matches_the_descent_for_random_layouts() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let rounds = if cfg!(miri) { 20 } else { 2_000 };
+        for _ in 0..rounds {
+            let top = next(9) as u8;
+            // Random aligned blocks, kept when they do not overlap the ones already kept.
+            let mut blocks: Vec<(u32, u8)> = Vec::new();
+            let tries = next(1 << top.min(6)) + 1;
+            for _ in 0..tries {
+                let o = next(u64::from(top) + 1) as u8;
+                let off = (next(1 << (top - o)) as usize * block_size(o)) as u32;
+                let (s, e) = (off as usize, off as usize + block_size(o));
+                if blocks
+                    .iter()
+                    .all(|&(bo, bord)| e <= bo as usize || s >= bo as usize + block_size(bord))
+                {
+                    blocks.push((off, o));
+                }
+            }
+            blocks.sort_unstable();
+            let arena = vec![0xA5; block_size(top)];
+            let fast = Buddy::rebuild(arena.clone(), top, &blocks).expect("a valid layout");
+            fast.check(&blocks);
+            same_state(&fast, &rebuild_by_descent(arena, top, &blocks));
+        }
+    }
+
+    #[test]
+    fn rebuild_names_the_block_that_breaks_the_layout() {
+        let arena = vec![0; block_size(4)];
+        // Misaligned, past the end, an order above the arena's, overlapping the one before.
+        assert_eq!(
+            Buddy::rebuild(arena.clone(), 4, &[(0, 0), (32, 1)]).err(),
+            Some(1)
+        );
+        assert_eq!(Buddy::rebuild(arena.clone(), 4, &[(512, 0)]).err(), Some(0));
+        assert_eq!(Buddy::rebuild(arena.clone(), 4, &[(0, 5)]).err(), Some(0));
+        assert_eq!(
+            Buddy::rebuild(arena.clone(), 4, &[(0, 2), (64, 0)]).err(),
+            Some(1)
+        );
+        assert!(Buddy::rebuild(arena, 4, &[(0, 2), (128, 0)]).is_ok());
+    }
 
     #[test]
     fn orders() {
