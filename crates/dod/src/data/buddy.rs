@@ -361,7 +361,12 @@ impl Buddy {
         let mut pos = 0usize;
         for (i, &(off, o)) in blocks.iter().enumerate() {
             let start = off as usize;
-            if o > top || start % block_size(o) != 0 || start < pos || start + block_size(o) > end {
+            // `end - start`, not `start + size`: on a 32-bit target the sum could wrap.
+            if o > top
+                || start % block_size(o) != 0
+                || start < pos
+                || block_size(o) > end.saturating_sub(start)
+            {
                 return Err(i);
             }
             b.free_range(pos, start);
