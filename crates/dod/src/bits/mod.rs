@@ -164,11 +164,11 @@ impl Summary {
             return;
         }
         debug_assert_eq!(Self::layout(n), (self.starts, self.levels));
-        self.bits.fill(0);
         Self::fill(&mut self.bits, &self.starts, self.levels, n, bit);
     }
 
-    /// Sets the bits of the zeroed layers `bits` (laid out by `starts`) from `bit`.
+    /// Writes every word of the layers `bits` (laid out by `starts` for `n > 0` items) from
+    /// `bit`, whatever they held.
     fn fill(
         bits: &mut [u64],
         starts: &[usize; MAX_LEVELS + 1],
@@ -182,11 +182,6 @@ impl Summary {
             let base = k << 6;
             *out = (base..n.min(base + 64)).fold(0, |acc, i| acc | u64::from(bit(i)) << (i & 63));
         }
-        Self::fill_upper(bits, starts, levels);
-    }
-
-    /// Sets layers `1..levels` of `bits` from layer 0.
-    fn fill_upper(bits: &mut [u64], starts: &[usize; MAX_LEVELS + 1], levels: usize) {
         for l in 1..levels {
             let (below, above) = bits.split_at_mut(starts[l]);
             let below = &below[starts[l - 1]..];
@@ -1705,7 +1700,7 @@ impl BitSet {
         if let Some(last) = self.words[..n].last_mut() {
             *last &= tail;
         }
-        self.rebuild_summaries();
+        self.refill_summaries();
     }
 
     /// Checks every invariant; for tests.
@@ -1860,27 +1855,12 @@ impl BitSet {
         }
     }
 
-    /// Rebuilds both summaries from the words in place (their layout follows the number of
-    /// words, which has not changed since they were built): no allocation.
+    /// [`rebuild_summaries`](BitSet::rebuild_summaries) in place, for words that did not
+    /// change in number since the summaries were laid out: no allocation.
     fn refill_summaries(&mut self) {
-        let (any, free) = (&mut self.any, &mut self.free);
-        debug_assert_eq!(
-            (any.starts, any.levels),
-            (free.starts, free.levels),
-            "both summaries are laid out for the same words"
-        );
-        // Layer 0 of both in one pass over the words, each summary word gathered from 64 of
-        // them in a register.
-        for ((chunk, a), f) in self.words.chunks(64).zip(&mut any.bits).zip(&mut free.bits) {
-            let (mut x, mut y) = (0u64, 0u64);
-            for (j, &w) in chunk.iter().enumerate() {
-                x |= u64::from(w != 0) << j;
-                y |= u64::from(w != u64::MAX) << j;
-            }
-            (*a, *f) = (x, y);
-        }
-        Summary::fill_upper(&mut any.bits, &any.starts, any.levels);
-        Summary::fill_upper(&mut free.bits, &free.starts, free.levels);
+        let (words, n) = (&self.words, self.words.len());
+        self.any.refill(n, |w| words[w] != 0);
+        self.free.refill(n, |w| words[w] != u64::MAX);
         self.unsummarized = NONE;
     }
 }
