@@ -216,6 +216,27 @@ impl<T> Entry<T> {
         Some(item)
     }
 
+    /// Moves the item out, leaving the entry vacant at the same generation and linked to
+    /// nothing: [`take`](Entry::take) for callers that know the entry is occupied from the
+    /// alive flags and do not test the vacancy bit again.
+    ///
+    /// # Safety
+    ///
+    /// The entry must be occupied.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(super) unsafe fn take_unchecked(&mut self) -> T {
+        debug_assert!(self.is_occupied());
+        // SAFETY: the caller guarantees the entry is occupied, so `item` is initialised and
+        // owned by it. It is read once: the next two lines make the entry vacant with an
+        // initialised link, so the moved-out item is never read or dropped through the entry
+        // again.
+        let item = unsafe { ManuallyDrop::take(&mut self.room.item) };
+        self.room = Room { next: NO_SLOT };
+        self.tag = self.tag.vacate();
+        item
+    }
+
     /// Moves the item out if `key` names it ([`is_named_by`](Entry::is_named_by)), leaving the
     /// entry vacant at the same generation and linked to nothing: [`take`](Entry::take)
     /// without testing the vacancy bit again.

@@ -1118,14 +1118,17 @@ impl<T, K: Key> Pool<T, K> {
     /// flags of the slots already emptied and hands the rest to `drop_from`.
     fn clear_fifo(&mut self) {
         /// Finishes the clear from slot `next` when a `Drop` unwinds out of the loop; the
-        /// slots below `next` are vacant and queued but still flagged.
+        /// slots below `next` are vacant and queued (in `free`, the loop's copy of the
+        /// freelist) but still flagged.
         struct Rest<'a, T, K: Key> {
             pool: &'a mut Pool<T, K>,
+            free: FreeList,
             next: usize,
         }
         impl<T, K: Key> Drop for Rest<'_, T, K> {
             fn drop(&mut self) {
                 let pool = &mut *self.pool;
+                pool.free = self.free.clone();
                 // `next` is at most the slot count, itself at most `K::MAX_SLOTS`.
                 let next = self.next as u32;
                 pool.alive.remove_range(..next);
@@ -1133,8 +1136,10 @@ impl<T, K: Key> Pool<T, K> {
                 pool.drop_from(next);
             }
         }
-        /// The loop, over disjoint borrows so that the freelist's ends stay in registers.
+        /// The loop, over disjoint borrows and a local copy of the freelist, so that the
+        /// freelist's ends stay in registers.
         #[inline(always)]
+        #[allow(unsafe_code)]
         fn take_all<T>(
             slots: &mut [Entry<T>],
             free: &mut FreeList,
@@ -1146,8 +1151,14 @@ impl<T, K: Key> Pool<T, K> {
                 while bits != 0 {
                     let i = (w << 6) | bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    let entry = &mut slots[i];
-                    let item = entry.take();
+                    // SAFETY: `i` is in the alive flags, so it is below `slots.len()` and its
+                    // slot is occupied (invariant 1); the flags are zeroed only after the
+                    // loop, and the loop visits each index once, so the slot is still occupied.
+                    // Unchecked, the loop has no panic path when `T` has no `Drop`, so the
+                    // freelist's ends stay in registers.
+                    let entry = unsafe { slots.get_unchecked_mut(i) };
+                    // SAFETY: as above, the entry is occupied.
+                    let item = unsafe { entry.take_unchecked() };
                     if !entry.tag().is_retired() {
                         // `take` links the slot to nothing.
                         free.push_back_unlinked(slots, i as u32);
@@ -1158,16 +1169,18 @@ impl<T, K: Key> Pool<T, K> {
             }
         }
         let mut rest = Rest {
+            free: self.free.clone(),
             pool: self,
             next: 0,
         };
         let pool = &mut *rest.pool;
         take_all(
             pool.slots.as_mut_slice(),
-            &mut pool.free,
+            &mut rest.free,
             pool.alive.as_words(),
             &mut rest.next,
         );
+        rest.pool.free = rest.free.clone();
         core::mem::forget(rest);
         self.alive.clear();
         self.len = 0;
