@@ -431,7 +431,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// let h = map.insert(42);
     /// assert_eq!(map[h], 42);
     /// ```
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn insert(&mut self, value: T) -> K {
         match self.try_insert(value) {
@@ -452,7 +452,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// let err = map.try_insert(7).unwrap_err();
     /// assert_eq!(err.into_inner(), 7);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn try_insert(&mut self, value: T) -> Result<K, InsertError<T>> {
         // The value goes in before a slot names it: if the push panics (capacity overflow),
         // no occupied slot points past the values.
