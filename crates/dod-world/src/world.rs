@@ -414,28 +414,42 @@ impl World {
 
     /// Applies what hooks recorded, until they record nothing more.
     ///
+    /// If a command or a hook it runs panics, the hook commands not yet applied are dropped
+    /// unmade (as [`apply`](World::apply) drops the commands after a panicking one) and hooks
+    /// are applied again from the next change on.
+    ///
     /// # Panics
     ///
     /// If hooks keep recording for more than 1 000 rounds (hooks that feed each other).
     #[cold]
-    #[track_caller]
+    #[inline(never)]
     fn run_hooks(&mut self) {
+        /// Re-arms the hooks when the loop ends; after a panic, drops what is left (when the
+        /// loop ends normally nothing is).
+        struct Rearm<'a>(&'a mut World);
+        impl Drop for Rearm<'_> {
+            fn drop(&mut self) {
+                self.0.hook_commands.clear();
+                self.0.in_hooks = false;
+            }
+        }
         if self.in_hooks {
             return;
         }
         self.in_hooks = true;
+        let guard = Rearm(self);
+        let world = &mut *guard.0;
         let mut rounds = 0;
-        while !self.hook_commands.is_empty() {
+        while !world.hook_commands.is_empty() {
             rounds += 1;
             assert!(
                 rounds <= 1000,
                 "hooks kept recording commands for 1 000 rounds: hooks that feed each other?"
             );
-            let mut batch = core::mem::take(&mut self.hook_commands);
-            self.entities.flush();
-            batch.apply_to(self);
+            let mut batch = core::mem::take(&mut world.hook_commands);
+            world.entities.flush();
+            batch.apply_to(world);
         }
-        self.in_hooks = false;
     }
 
     /// The parts a [`ViewMut`](crate::ViewMut) borrows.
@@ -967,6 +981,12 @@ impl World {
     /// first). The hook may record changes in the [`Commands`] it is given, which the world
     /// applies right after the change that ran the hook; it cannot touch the world directly.
     /// Replaces the previous insert hook of `T`.
+    ///
+    /// A hook that panics leaves the world valid, and the panic goes on to the caller of the
+    /// change. What hooks recorded before it is applied with the next change (or
+    /// [`flush`](World::flush)); if the panic comes while the world applies hook commands,
+    /// the ones not yet applied are dropped unmade, as [`apply`](World::apply) drops the
+    /// commands after a panicking one.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};

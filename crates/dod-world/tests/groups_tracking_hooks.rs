@@ -625,3 +625,64 @@ fn a_change_filter_finds_writes_at_every_position_of_its_runs() {
         assert_eq!(seen, 0, "round {round}: nothing new since");
     }
 }
+
+struct Spawned;
+struct Fuse(u32);
+struct Alert;
+
+#[test]
+fn hooks_work_again_after_a_hook_command_panics() {
+    let mut world = World::new();
+    world.on_insert::<Spawned>(|e, _, commands| commands.insert(e, (Fuse(e.index()),)));
+    // The insert of `Fuse` runs this hook; on the second entity it panics.
+    world.on_insert::<Fuse>(|e, fuse, commands| {
+        assert_ne!(fuse.0, 1, "bad configuration");
+        commands.insert(e, (Alert,));
+    });
+    let a = world.spawn((Spawned,));
+    assert!(world.has::<Fuse>(a) && world.has::<Alert>(a));
+    let panicked = quietly(|| {
+        world.spawn((Spawned,));
+    });
+    assert!(panicked.is_err(), "the hook's panic goes on");
+    world.assert_invariants();
+    // The entity whose hook panicked has `Spawned` and `Fuse` (the panic came after the
+    // insert), but the `Alert` its hook never recorded is missing; nothing is left pending.
+    let c = world.spawn((Spawned,));
+    world.assert_invariants();
+    assert!(
+        world.has::<Fuse>(c) && world.has::<Alert>(c),
+        "hooks that recorded commands are applied again after the panic"
+    );
+}
+
+#[test]
+fn hooks_that_feed_each_other_panic_once_and_leave_the_world_usable() {
+    let mut world = World::new();
+    world.on_insert::<Fuse>(|e, fuse, commands| commands.insert(e, (Fuse(fuse.0 + 1),)));
+    let panicked = quietly(|| {
+        world.spawn((Fuse(0),));
+    });
+    assert!(panicked.is_err(), "1 000 rounds of hooks panic");
+    world.assert_invariants();
+    // The loop's commands were dropped: the next change does not go round again.
+    world.on_insert::<Fuse>(|e, _, commands| commands.insert(e, (Alert,)));
+    let e = world.spawn((Fuse(0),));
+    world.assert_invariants();
+    assert!(world.has::<Alert>(e));
+}
+
+#[test]
+fn a_hook_that_panics_during_a_spawn_leaves_the_world_valid() {
+    let mut world = World::new();
+    world.on_insert::<Spawned>(|e, _, commands| commands.insert(e, (Alert,)));
+    world.on_insert::<Fuse>(|_, fuse, _| assert_ne!(fuse.0, 1, "bad configuration"));
+    let panicked = quietly(|| world.spawn((Spawned, Fuse(1))));
+    assert!(panicked.is_err());
+    // The entity was spawned before its hook panicked, and the command the other hook
+    // recorded waits for the next change or flush.
+    assert_eq!(world.len(), 1);
+    world.flush();
+    world.assert_invariants();
+    assert_eq!(world.query::<&Alert>().iter().count(), 1);
+}
