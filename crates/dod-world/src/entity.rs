@@ -460,10 +460,23 @@ impl Entities {
         &self.queue[self.head..]
     }
 
-    /// The slot tags, for saving.
-    #[allow(dead_code)]
-    pub(crate) fn tags(&self) -> &[Tag] {
-        &self.tags
+    /// The slot tags (as bits) and the free queue as they will be once the world flushes, for
+    /// saving from a shared reference: the entities reserved so far are alive in them, so an
+    /// entity reserved before a save names the same entity after the load, and no later spawn
+    /// is handed its index.
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn flushed_parts(&self) -> (Vec<u32>, &[u32]) {
+        let n = self.reserved.load(Ordering::Relaxed);
+        let reuse = n.min(self.reusable());
+        let mut tags: Vec<u32> = self.tags.iter().map(|t| t.to_bits()).collect();
+        for &index in &self.queue[self.head..self.head + reuse] {
+            tags[index as usize] = occupied(self.tags[index as usize]).to_bits();
+        }
+        // `reserve` handed out these new indices below `MAX_SLOTS`, and the saved world
+        // would make them alive at its next flush, as this one will.
+        let fresh = (n - reuse).min(self.new_slots_left());
+        tags.resize(tags.len() + fresh, Self::fresh_tag(self.world_id).to_bits());
+        (tags, &self.queue[self.head + reuse..])
     }
 
     /// An allocator from saved parts, checked: every tag carries `world_id`, the queue holds

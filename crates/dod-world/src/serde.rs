@@ -5,6 +5,9 @@
 //! generation, the free queue in order, `min_free`, the world id), the saved components of
 //! every entity, and the per-entity data. After a load every saved [`Entity`] names the same
 //! entity, every stale one stays stale, and the next spawns return what they would have.
+//! Entities reserved and not yet flushed ([`World::reserve_entity`], [`Commands::spawn`]) are
+//! saved alive with no components, as the next flush makes them, so a reserved id held across
+//! a save names the same entity after the load.
 //!
 //! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
@@ -241,12 +244,13 @@ const FIELDS: &[&str] = &[
 impl Serialize for World {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let es = self.entities();
-        let tags: Vec<u32> = es.tags().iter().map(|t| t.to_bits()).collect();
+        // Entities reserved and not yet flushed are saved alive, as the next flush makes them.
+        let (tags, free) = es.flushed_parts();
         let mut st = s.serialize_struct("World", FIELDS.len())?;
         st.serialize_field("world_id", &es.world_id())?;
         st.serialize_field("min_free", &es.min_free())?;
         st.serialize_field("slots", &tags)?;
-        st.serialize_field("free", es.queued())?;
+        st.serialize_field("free", free)?;
         st.serialize_field("components", &SavedComponents(self))?;
         let data = (!self.data_store().is_empty()).then(|| self.data_store().to_bytes());
         st.serialize_field("data", &data)?;
