@@ -729,7 +729,8 @@ pub(crate) enum Op {
     Group(u8),
     /// Starts tracking a type (idempotent).
     Track(Kind),
-    /// Runs a kept query state in one of four forms (for_each, iter, shared, get).
+    /// Runs a kept query state in one of five forms (for_each, iter, shared, get, and a `get`
+    /// of every live entity in one run).
     RunState {
         which: u8,
         form: u8,
@@ -1227,9 +1228,20 @@ macro_rules! state_run {
             let want_of = $want;
             let write = $write;
             let target: Entity = $target;
-            let form = $form % 4;
+            let form = $form % 5;
             let m = &mut $h.m;
-            let want: Vec<(Entity, _)> = if form == 3 {
+            // Form 4 looks up every live entity and the target, one `get` each, in one run.
+            let mut probe: Vec<Entity> = m.live.keys().copied().collect();
+            if !probe.contains(&target) {
+                probe.push(target);
+            }
+            let want: Vec<(Entity, _)> = if form == 4 {
+                probe
+                    .iter()
+                    .filter(|&&e| m.alive(e) && m.fresh(i, e, filters))
+                    .filter_map(|&e| want_of(&*m, e).map(|r| (e, r)))
+                    .collect()
+            } else if form == 3 {
                 if m.alive(target) && m.fresh(i, target, filters) {
                     want_of(&*m, target).map(|r| (target, r)).into_iter().collect()
                 } else {
@@ -1249,11 +1261,22 @@ macro_rules! state_run {
                 0 => st.query(world).for_each(|$pat| got.push($item)),
                 1 => got.extend(st.query(world).iter().map(|$pat| $item)),
                 2 => st.query_shared(world.share()).for_each(|$pat| got.push($item)),
-                _ => got.extend(st.query(world).get(target).map(|$pat| $item)),
+                3 => got.extend(st.query(world).get(target).map(|$pat| $item)),
+                _ => {
+                    let mut q = st.query(world);
+                    for &e in &probe {
+                        got.extend(q.get(e).map(|$pat| $item));
+                    }
+                }
             }
             same_set(stringify!($field), "kept state", got, &want);
             // `get` of an entity that is not alive returns before the run starts.
-            if form != 3 || m.alive(target) {
+            let started = match form {
+                3 => m.alive(target),
+                4 => probe.iter().any(|&e| m.alive(e)),
+                _ => true,
+            };
+            if started {
                 m.ran(i);
             }
             m.running = Some(i);
@@ -2120,7 +2143,7 @@ impl Harness {
         );
     }
 
-    /// Runs kept state `which` in one of four forms, compared with the model's matches that
+    /// Runs kept state `which` in one of five forms, compared with the model's matches that
     /// the state has not seen; its writes are then made in the model, for the other states.
     fn run_state(&mut self, which: u8, form: u8, target: Target) {
         let target = self.resolve(target);

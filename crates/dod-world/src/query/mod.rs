@@ -146,8 +146,11 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     held: Option<Held<'w>>,
     /// What the query's elements and filters use, once checked.
     accesses: Option<Accesses>,
-    /// The tick the query's state last ran at, updated by every run (change filters).
+    /// The tick the query's state last ran at, moved by the query's first run (change
+    /// filters).
     last_run: Option<&'w mut Option<Tick>>,
+    /// The ticks of the query's first run, which its later runs share.
+    run_ticks: Option<RunTicks>,
     _types: Types<Q, F>,
 }
 
@@ -165,6 +168,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             held: None,
             accesses: None,
             last_run: None,
+            run_ticks: None,
             _types: PhantomData,
         }
     }
@@ -217,6 +221,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             held: None,
             accesses: None,
             last_run: self.last_run,
+            run_ticks: self.run_ticks,
             _types: PhantomData,
         }
     }
@@ -237,9 +242,23 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         }
     }
 
-    /// The ticks of a new run: stamps `now`, looks for changes since the state's last run
-    /// (and moves it to `now`), or, without a state, since ever.
+    /// The ticks of a run: stamps `now`, looks for changes since the state's last run (and
+    /// moves it to `now`), or, without a state, since ever. Taken by the query's first run;
+    /// its later runs (several `get`s, say) share them, so that they all see the changes made
+    /// before the query, as one run of a system would. Nothing else writes what the query
+    /// reads or filters on while it lives: it holds `&mut World`, or a read-only `&World`, or
+    /// the borrow flags of every type it names.
     fn ticks(&mut self) -> RunTicks {
+        if let Some(ticks) = self.run_ticks {
+            return ticks;
+        }
+        let ticks = self.first_ticks();
+        self.run_ticks = Some(ticks);
+        ticks
+    }
+
+    /// The ticks of the query's first run.
+    fn first_ticks(&mut self) -> RunTicks {
         match &mut self.last_run {
             Some(last) => {
                 let now = self.world.next_run_tick();

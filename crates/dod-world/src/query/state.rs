@@ -9,9 +9,11 @@ use crate::world::{Shared, World};
 
 /// A query kept from run to run: it remembers the tick of its last run, so that
 /// [`Added<T>`](crate::Added) and [`Changed<T>`](crate::Changed) keep the entities whose `T`
-/// arrived or was written since then. Every run (each `for_each`, `iter`, `get`, ...) moves
-/// that tick to the present; the query's own writes are not seen by its next run. A `get`
-/// of an entity that is not alive is no run: it returns `None` and leaves the tick alone.
+/// arrived or was written since then. Each [`query`](QueryState::query) is one run: its
+/// first `for_each`, `iter`, `get`, ... moves that tick to the present, and its later ones
+/// see the same changes (so `get` can check a list of entities one by one). The run's own
+/// writes are not seen by the next run. A `get` of an entity that is not alive starts no run:
+/// it returns `None` and leaves the tick alone.
 ///
 /// Keep one per system and per world.
 ///
@@ -30,6 +32,13 @@ use crate::world::{Shared, World};
 /// world.get_mut::<Pos>(es[3]).unwrap().0 += 1.0;
 /// let uploaded: Vec<Entity> = render_sync.query(&mut world).iter().map(|(e, _)| e).collect();
 /// assert_eq!(uploaded, [es[3]]);
+///
+/// // One run, several lookups: each sees what changed before the run.
+/// world.get_mut::<Pos>(es[4]).unwrap().0 += 1.0;
+/// world.get_mut::<Pos>(es[5]).unwrap().0 += 1.0;
+/// let mut q = render_sync.query(&mut world);
+/// let changed: Vec<bool> = es[3..6].iter().map(|&e| q.get(e).is_some()).collect();
+/// assert_eq!(changed, [false, true, true]);
 /// ```
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// `None` until the first run.
