@@ -305,6 +305,15 @@ fn a_change_filter_on_an_untracked_type_panics_naming_it() {
 }
 
 #[test]
+#[should_panic(expected = "Added<groups_tracking_hooks::Mass> needs the type tracked")]
+fn a_change_filter_on_a_type_the_world_has_never_seen_panics_naming_it() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    let mut q = QueryState::<Entity, Added<Mass>>::new();
+    q.query(&mut world).count();
+}
+
+#[test]
 fn hooks_see_every_arrival_and_departure_and_record_commands() {
     type Log = Arc<Mutex<Vec<(char, Entity, u32)>>>;
     let log: Log = Arc::default();

@@ -234,7 +234,8 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
 
 /// Keeps the entities whose `T` was added since the query's last run (a
 /// [`QueryState`](crate::QueryState) remembers it; a query without one sees every value as
-/// added). `T` must be tracked ([`World::track`](crate::World::track)).
+/// added). `T` must be tracked ([`World::track`](crate::World::track)): a query with the
+/// filter panics on its first run otherwise.
 ///
 /// ```
 /// use dod_world::{Added, Entity, QueryState, World};
@@ -250,7 +251,7 @@ pub struct Added<T>(PhantomData<fn() -> T>);
 
 /// Keeps the entities whose `T` was added or written since the query's last run. A value is
 /// written when code takes it mutably: a `&mut T` from a query, or
-/// [`World::get_mut`](crate::World::get_mut). `T` must be tracked.
+/// [`World::get_mut`](crate::World::get_mut). `T` must be tracked, as for [`Added`].
 ///
 /// Marking on mutable access, not on an actual write, keeps items plain references (no guard
 /// per item, nothing between SIMD code and the slice); the price is that code which takes
@@ -342,6 +343,31 @@ impl Stamps<'_> {
     }
 }
 
+/// Panics unless `T` is tracked, naming the filter; a type the world has never seen is not,
+/// so that a filter on it panics from its first run, not first when the type arrives.
+#[track_caller]
+fn require_tracked<T: Component>(world: &World, added: bool) {
+    let components = world.components();
+    let tracked = components.id::<T>().is_some_and(|id| {
+        let storage: &Storage<T> = components.columns[id.index()].storage();
+        storage.ticks.is_some()
+    });
+    if !tracked {
+        not_tracked::<T>(added);
+    }
+}
+
+#[cold]
+#[track_caller]
+fn not_tracked<T: Component>(added: bool) -> ! {
+    panic!(
+        "{}<{}> needs the type tracked: call world.track::<{}>() first",
+        if added { "Added" } else { "Changed" },
+        core::any::type_name::<T>(),
+        core::any::type_name::<T>()
+    )
+}
+
 /// The stamps of `T` (whose id is `id`), added or changed.
 #[track_caller]
 fn stamps<T: Component>(
@@ -352,12 +378,7 @@ fn stamps<T: Component>(
 ) -> Stamps<'_> {
     let storage: &Storage<T> = world.components().columns[id.index()].storage();
     let Some(t) = &storage.ticks else {
-        panic!(
-            "{}<{}> needs the type tracked: call world.track::<{}>() first",
-            if added { "Added" } else { "Changed" },
-            core::any::type_name::<T>(),
-            core::any::type_name::<T>()
-        )
+        not_tracked::<T>(added)
     };
     Stamps {
         id,
@@ -380,6 +401,7 @@ macro_rules! change_filter {
             type State<'w> = Stamps<'w>;
 
             fn access(world: &World, out: &mut Accesses) {
+                require_tracked::<T>(world, $added);
                 Access::push::<T>(world, Kind::Filter, true, out);
             }
 
