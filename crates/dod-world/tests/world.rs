@@ -237,6 +237,21 @@ fn a_panicking_query_closure_releases_its_borrows() {
 }
 
 #[test]
+#[should_panic(
+    expected = "`world::Pos` is already borrowed mutably by another live query (a \
+                           query keeps its borrows from its first run until it is dropped); \
+                           cannot borrow it shared"
+)]
+fn a_query_that_ran_keeps_its_borrows_until_dropped_and_the_panic_says_so() {
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    let w = world.share();
+    let mut writer = w.query::<&mut Pos>();
+    writer.for_each(|p| p.0 += 1.0);
+    let _ = w.query::<&Pos>().count();
+}
+
+#[test]
 fn commands_reserve_at_once_and_apply_in_order() {
     let mut world = World::new();
     let a = world.spawn((Health(1),));

@@ -140,8 +140,8 @@ impl<'w> Held<'w> {
                 };
                 drop(held);
                 panic!(
-                    "`{}` is already borrowed {by} by a query running at the same time; \
-                     cannot borrow it {}",
+                    "`{}` is already borrowed {by} by another live query (a query keeps its \
+                     borrows from its first run until it is dropped); cannot borrow it {}",
                     name(),
                     if write { "mutably" } else { "shared" }
                 );
