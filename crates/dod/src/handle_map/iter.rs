@@ -2,6 +2,7 @@
 //! its handle through the dense → slot back-link.
 
 use alloc::vec::{self, Vec};
+use core::fmt;
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::slice;
@@ -14,6 +15,35 @@ use crate::key::Key;
 #[inline]
 pub(super) fn key_of<K: Key>(slots: &[Slot], slot: u32) -> K {
     slots[slot as usize].tag.key(slot)
+}
+
+/// The `(handle, &value)` pairs still to come of an iterator whose remaining values and
+/// back-links are `values` and `links`: what the iterators' `Debug` prints, as `std`'s
+/// iterators print their remaining items.
+#[inline]
+fn remaining<'a, T, K: Key>(
+    values: &'a [T],
+    links: &'a [u32],
+    slots: &'a [Slot],
+) -> Iter<'a, T, K> {
+    Iter {
+        values: values.iter(),
+        links: links.iter(),
+        slots,
+        _key: PhantomData,
+    }
+}
+
+/// Formats the items of a clone of an iterator as a list, leaving the iterator as it is.
+struct List<I>(I);
+
+impl<I: Iterator + Clone> fmt::Debug for List<I>
+where
+    I::Item: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.clone()).finish()
+    }
 }
 
 macro_rules! pair_iterator {
@@ -69,6 +99,22 @@ impl<T, K: Key> Clone for Iter<'_, T, K> {
 
 pair_iterator!(Iter, slice::Iter<'a, T>, &'a T);
 
+impl<T: fmt::Debug, K: Key> fmt::Debug for Iter<'_, T, K> {
+    /// The `(handle, &value)` pairs still to come.
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::new();
+    /// map.insert(1);
+    /// let b = map.insert(2);
+    /// let mut it = map.iter();
+    /// it.next();
+    /// assert_eq!(format!("{it:?}"), format!("Iter([({b:?}, 2)])"));
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Iter").field(&List(self.clone())).finish()
+    }
+}
+
 /// An iterator over `(handle, &mut value)` in dense order, from [`HandleMap::iter_mut`].
 pub struct IterMut<'a, T, K: Key> {
     values: slice::IterMut<'a, T>,
@@ -78,6 +124,15 @@ pub struct IterMut<'a, T, K: Key> {
 }
 
 pair_iterator!(IterMut, slice::IterMut<'a, T>, &'a mut T);
+
+impl<T: fmt::Debug, K: Key> fmt::Debug for IterMut<'_, T, K> {
+    /// The `(handle, &value)` pairs still to come, read through a shared view as
+    /// `slice::IterMut`'s `Debug` does.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), self.slots);
+        f.debug_tuple("IterMut").field(&List(rest)).finish()
+    }
+}
 
 /// A draining iterator over `(handle, value)` in dense order, from [`HandleMap::drain`]. Every
 /// handle is already stale when it is handed out.
@@ -114,6 +169,14 @@ impl<T, K: Key> DoubleEndedIterator for Drain<'_, T, K> {
 }
 
 impl<T, K: Key> ExactSizeIterator for Drain<'_, T, K> {}
+
+impl<T: fmt::Debug, K: Key> fmt::Debug for Drain<'_, T, K> {
+    /// The `(handle, &value)` pairs still to come (stale handles, as the drain hands them out).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), self.slots);
+        f.debug_tuple("Drain").field(&List(rest)).finish()
+    }
+}
 impl<T, K: Key> FusedIterator for Drain<'_, T, K> {}
 
 /// An owning iterator over `(handle, value)` in dense order, from `HandleMap::into_iter`.
@@ -150,6 +213,14 @@ impl<T, K: Key> DoubleEndedIterator for IntoIter<T, K> {
 }
 
 impl<T, K: Key> ExactSizeIterator for IntoIter<T, K> {}
+
+impl<T: fmt::Debug, K: Key> fmt::Debug for IntoIter<T, K> {
+    /// The `(handle, &value)` pairs still to come.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), &self.slots);
+        f.debug_tuple("IntoIter").field(&List(rest)).finish()
+    }
+}
 impl<T, K: Key> FusedIterator for IntoIter<T, K> {}
 
 impl<T, K: Key> HandleMap<T, K> {
@@ -288,5 +359,62 @@ impl<T, K: Key> FromIterator<T> for HandleMap<T, K> {
         let mut map = HandleMap::default();
         map.extend(iter);
         map
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Handle32;
+    use alloc::format;
+    use alloc::string::String;
+
+    /// A map of `1, 2, 3` and its handles.
+    fn map() -> (HandleMap<i32, Handle32>, [Handle32; 3]) {
+        let mut m = HandleMap::with_key();
+        let hs = [m.insert(1), m.insert(2), m.insert(3)];
+        (m, hs)
+    }
+
+    /// What a `name` iterator with `pairs` still to come prints.
+    fn expected(name: &str, pairs: &[(Handle32, i32)]) -> String {
+        format!("{name}({pairs:?})")
+    }
+
+    #[test]
+    fn debug_shows_the_pairs_still_to_come() {
+        let (mut m, [a, b, c]) = map();
+
+        let mut it = m.iter();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("Iter", &[(a, 1), (b, 2), (c, 3)])
+        );
+        it.next();
+        it.next_back();
+        assert_eq!(format!("{it:?}"), expected("Iter", &[(b, 2)]));
+        // Formatting consumed nothing.
+        assert_eq!(it.next(), Some((b, &2)));
+        assert_eq!(format!("{it:?}"), "Iter([])");
+
+        let mut it = m.iter_mut();
+        it.next();
+        assert_eq!(format!("{it:?}"), expected("IterMut", &[(b, 2), (c, 3)]));
+        it.next_back();
+        assert_eq!(format!("{it:?}"), expected("IterMut", &[(b, 2)]));
+        assert_eq!(it.next(), Some((b, &mut 2)));
+
+        let mut d = m.drain();
+        d.next();
+        assert_eq!(format!("{d:?}"), expected("Drain", &[(b, 2), (c, 3)]));
+        assert_eq!(d.next_back(), Some((c, 3)));
+        assert_eq!(format!("{d:?}"), expected("Drain", &[(b, 2)]));
+        drop(d);
+
+        let (m, [_, b, c]) = map();
+        let mut it = m.into_iter();
+        it.next();
+        assert_eq!(format!("{it:?}"), expected("IntoIter", &[(b, 2), (c, 3)]));
+        assert_eq!(it.next(), Some((b, 2)));
     }
 }

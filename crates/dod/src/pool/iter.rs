@@ -1,6 +1,7 @@
 //! Iterators over a [`Pool`]: every one walks the alive flags, so holes cost nothing but
 //! their bits.
 
+use core::fmt;
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::mem;
@@ -18,6 +19,34 @@ fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut u32) -> Option<(K, T)>
     *from = i + 1;
     let key = pool.slots[i as usize].tag().key(i);
     Some((key, pool.take(i as usize)?))
+}
+
+/// The `(key, &item)` pairs still to come of an iterator that will visit slot indices `bits`
+/// of `slots`, whose first entry is slot `offset`: what the iterators' `Debug` prints, as
+/// `std`'s iterators print their remaining items. It reads the items through the checked
+/// [`Entry::get`], so it needs no `unsafe`.
+#[inline]
+fn remaining<T, K: Key>(
+    bits: impl Iterator<Item = u32> + Clone,
+    slots: &[Entry<T>],
+    offset: usize,
+) -> impl Iterator<Item = (K, &T)> + Clone {
+    bits.filter_map(move |i| {
+        let entry = slots.get((i as usize).checked_sub(offset)?)?;
+        Some((entry.tag().key(i), entry.get()?))
+    })
+}
+
+/// Formats the items of a clone of an iterator as a list, leaving the iterator as it is.
+struct List<I>(I);
+
+impl<I: Iterator + Clone> fmt::Debug for List<I>
+where
+    I::Item: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.clone()).finish()
+    }
 }
 
 /// An iterator over `(key, &item)` in slot order; made by [`Pool::iter`].
@@ -81,6 +110,22 @@ impl<T, K: Key> Clone for Iter<'_, T, K> {
     }
 }
 
+impl<T: fmt::Debug, K: Key> fmt::Debug for Iter<'_, T, K> {
+    /// The `(key, &item)` pairs still to come.
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::new();
+    /// pool.insert('a');
+    /// let b = pool.insert('b');
+    /// let mut it = pool.iter();
+    /// it.next();
+    /// assert_eq!(format!("{it:?}"), format!("Iter([({b:?}, 'b')])"));
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Iter").field(&List(self.clone())).finish()
+    }
+}
+
 /// An iterator over the keys in slot order; made by [`Pool::keys`].
 ///
 /// ```
@@ -118,6 +163,14 @@ impl<T, K: Key> Iterator for Keys<'_, T, K> {
 
 impl<T, K: Key> ExactSizeIterator for Keys<'_, T, K> {}
 impl<T, K: Key> FusedIterator for Keys<'_, T, K> {}
+
+impl<T, K: Key> fmt::Debug for Keys<'_, T, K> {
+    /// The keys still to come.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = self.inner.clone().map(|(k, _)| k);
+        f.debug_tuple("Keys").field(&List(rest)).finish()
+    }
+}
 
 /// An iterator over the items in slot order; made by [`Pool::values`].
 ///
@@ -173,6 +226,14 @@ impl<'a, T> Iterator for Values<'a, T> {
 
 impl<T> ExactSizeIterator for Values<'_, T> {}
 impl<T> FusedIterator for Values<'_, T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Values<'_, T> {
+    /// The items still to come.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = remaining::<T, crate::Handle>(self.bits.clone(), self.slots, 0).map(|(_, v)| v);
+        f.debug_tuple("Values").field(&List(rest)).finish()
+    }
+}
 
 /// An iterator over `(key, &mut item)` in slot order; made by [`Pool::iter_mut`].
 ///
@@ -239,6 +300,15 @@ impl<'a, T, K: Key> Iterator for IterMut<'a, T, K> {
 impl<T, K: Key> ExactSizeIterator for IterMut<'_, T, K> {}
 impl<T, K: Key> FusedIterator for IterMut<'_, T, K> {}
 
+impl<T: fmt::Debug, K: Key> fmt::Debug for IterMut<'_, T, K> {
+    /// The `(key, &item)` pairs still to come, read through a shared view as
+    /// `slice::IterMut`'s `Debug` does.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = remaining::<T, K>(self.bits.clone(), self.rest, self.offset);
+        f.debug_tuple("IterMut").field(&List(rest)).finish()
+    }
+}
+
 /// An iterator over `(key, &mut item)` for the items whose slot index is also in a mask, in
 /// slot order; made by [`Pool::iter_mut_in`].
 pub struct IterMutIn<'a, T, K: Key, M: Bits> {
@@ -279,6 +349,16 @@ impl<'a, T, K: Key, M: Bits> Iterator for IterMutIn<'a, T, K, M> {
 }
 
 impl<T, K: Key, M: Bits> FusedIterator for IterMutIn<'_, T, K, M> {}
+
+impl<T: fmt::Debug, K: Key, M: Bits + Clone> fmt::Debug for IterMutIn<'_, T, K, M> {
+    /// The `(key, &item)` pairs still to come, read through a shared view as
+    /// `slice::IterMut`'s `Debug` does. Listing them walks a copy of the mask, hence
+    /// `M: Clone` (every mask of this crate is: `&BitSet` and the expressions over it).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rest = remaining::<T, K>(self.bits.clone(), self.rest, self.offset);
+        f.debug_tuple("IterMutIn").field(&List(rest)).finish()
+    }
+}
 
 /// An iterator over the items, mutably, in slot order; made by [`Pool::values_mut`].
 ///
@@ -328,6 +408,17 @@ impl<'a, T> Iterator for ValuesMut<'a, T> {
 impl<T> ExactSizeIterator for ValuesMut<'_, T> {}
 impl<T> FusedIterator for ValuesMut<'_, T> {}
 
+impl<T: fmt::Debug> fmt::Debug for ValuesMut<'_, T> {
+    /// The items still to come, read through a shared view as `slice::IterMut`'s `Debug`
+    /// does.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &self.inner;
+        let rest = remaining::<T, crate::Handle>(inner.bits.clone(), inner.rest, inner.offset)
+            .map(|(_, v)| v);
+        f.debug_tuple("ValuesMut").field(&List(rest)).finish()
+    }
+}
+
 /// Removes and yields every `(key, item)` in slot order; made by [`Pool::drain`]. The items it
 /// does not yield are dropped with it. If it is leaked instead, they stay in the pool.
 ///
@@ -368,6 +459,16 @@ impl<T, K: Key> Iterator for Drain<'_, T, K> {
 impl<T, K: Key> ExactSizeIterator for Drain<'_, T, K> {}
 impl<T, K: Key> FusedIterator for Drain<'_, T, K> {}
 
+impl<T: fmt::Debug, K: Key> fmt::Debug for Drain<'_, T, K> {
+    /// The `(key, &item)` pairs still to come: every item yielded has left the pool, so these
+    /// are the items it still holds.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Drain")
+            .field(&List(self.pool.iter()))
+            .finish()
+    }
+}
+
 impl<T, K: Key> Drop for Drain<'_, T, K> {
     /// Drops the items not yet yielded; if one's `Drop` panics, the others are still dropped
     /// and the pool is left empty.
@@ -406,6 +507,16 @@ impl<T, K: Key> Iterator for IntoIter<T, K> {
 impl<T, K: Key> ExactSizeIterator for IntoIter<T, K> {}
 impl<T, K: Key> FusedIterator for IntoIter<T, K> {}
 
+impl<T: fmt::Debug, K: Key> fmt::Debug for IntoIter<T, K> {
+    /// The `(key, &item)` pairs still to come: every item yielded has left the pool, so these
+    /// are the items it still holds.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("IntoIter")
+            .field(&List(self.pool.iter()))
+            .finish()
+    }
+}
+
 impl<T, K: Key> IntoIterator for Pool<T, K> {
     type Item = (K, T);
     type IntoIter = IntoIter<T, K>;
@@ -433,5 +544,126 @@ impl<'a, T, K: Key> IntoIterator for &'a mut Pool<T, K> {
 
     fn into_iter(self) -> IterMut<'a, T, K> {
         self.iter_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Handle32;
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// A pool of `0, 10, .., 50` with the items 10 and 40 removed, so the iterators skip
+    /// holes, and the keys of the four left.
+    fn pool() -> (Pool<i32, Handle32>, [Handle32; 4]) {
+        let mut p = Pool::with_key();
+        let hs: Vec<Handle32> = (0..6).map(|i| p.insert(i * 10)).collect();
+        p.remove(hs[1]);
+        p.remove(hs[4]);
+        (p, [hs[0], hs[2], hs[3], hs[5]])
+    }
+
+    /// What a `name` iterator with `items` still to come prints.
+    fn expected<I: fmt::Debug>(name: &str, items: &[I]) -> String {
+        format!("{name}({items:?})")
+    }
+
+    #[test]
+    fn debug_of_shared_iterators_shows_the_items_still_to_come() {
+        let (p, [a, b, c, d]) = pool();
+
+        let mut it = p.iter();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("Iter", &[(a, 0), (b, 20), (c, 30), (d, 50)])
+        );
+        it.next();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("Iter", &[(b, 20), (c, 30), (d, 50)])
+        );
+        // Formatting consumed nothing.
+        assert_eq!(it.next(), Some((b, &20)));
+
+        let mut it = p.keys();
+        it.next();
+        it.next();
+        assert_eq!(format!("{it:?}"), expected("Keys", &[c, d]));
+        assert_eq!(it.next(), Some(c));
+
+        let mut it = p.values();
+        it.next();
+        assert_eq!(format!("{it:?}"), "Values([20, 30, 50])");
+        it.nth(2);
+        assert_eq!(format!("{it:?}"), "Values([])");
+    }
+
+    #[test]
+    fn debug_of_mutable_iterators_shows_the_items_still_to_come() {
+        let (mut p, [a, b, c, d]) = pool();
+
+        let mut it = p.iter_mut();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("IterMut", &[(a, 0), (b, 20), (c, 30), (d, 50)])
+        );
+        it.next();
+        // Slot 2 is now the second entry of the rest: the offset is applied.
+        assert_eq!(
+            format!("{it:?}"),
+            expected("IterMut", &[(b, 20), (c, 30), (d, 50)])
+        );
+        it.next();
+        it.next();
+        assert_eq!(format!("{it:?}"), expected("IterMut", &[(d, 50)]));
+        assert_eq!(it.next(), Some((d, &mut 50)));
+        assert_eq!(format!("{it:?}"), "IterMut([])");
+
+        let mut it = p.values_mut();
+        it.next();
+        assert_eq!(format!("{it:?}"), "ValuesMut([20, 30, 50])");
+        *it.next().unwrap() += 1;
+        assert_eq!(format!("{it:?}"), "ValuesMut([30, 50])");
+
+        let mask: BitSet = [0, 1, 3, 5].into_iter().collect();
+        let mut it = p.iter_mut_in(&mask);
+        assert_eq!(
+            format!("{it:?}"),
+            expected("IterMutIn", &[(a, 0), (c, 30), (d, 50)])
+        );
+        it.next();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("IterMutIn", &[(c, 30), (d, 50)])
+        );
+        assert_eq!(it.next(), Some((c, &mut 30)));
+    }
+
+    #[test]
+    fn debug_of_draining_iterators_shows_the_items_still_to_come() {
+        let (mut p, [_, b, c, d]) = pool();
+        let mut it = p.drain();
+        it.next();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("Drain", &[(b, 20), (c, 30), (d, 50)])
+        );
+        it.next();
+        assert_eq!(format!("{it:?}"), expected("Drain", &[(c, 30), (d, 50)]));
+        assert_eq!(it.next(), Some((c, 30)));
+        drop(it);
+        assert!(p.is_empty());
+
+        let (p, [_, b, c, d]) = pool();
+        let mut it = p.into_iter();
+        it.next();
+        assert_eq!(
+            format!("{it:?}"),
+            expected("IntoIter", &[(b, 20), (c, 30), (d, 50)])
+        );
+        assert_eq!(it.next(), Some((b, 20)));
+        assert_eq!(format!("{it:?}"), expected("IntoIter", &[(c, 30), (d, 50)]));
     }
 }
