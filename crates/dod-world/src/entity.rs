@@ -166,6 +166,24 @@ impl Entities {
             .is_some_and(|t| t.matches(e))
     }
 
+    /// The live entities, in index order. O(slots): it walks every slot ever used.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let a = world.spawn(());
+    /// let b = world.spawn(());
+    /// let c = world.spawn(());
+    /// world.despawn(b);
+    /// assert_eq!(world.entities().iter().collect::<Vec<_>>(), [a, c]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.tags
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_vacant())
+            .map(|(i, t)| t.to_key(i as u32))
+    }
+
     /// The number of slots ever used: live, vacant and retired. Entity indices are below it.
     ///
     /// ```
@@ -437,15 +455,6 @@ impl Entities {
             }
         }
         self.live = 0;
-    }
-
-    /// The live entities, in index order. O(slots).
-    pub(crate) fn iter(&self) -> impl Iterator<Item = Entity> + '_ {
-        self.tags
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.is_vacant())
-            .map(|(i, t)| t.to_key(i as u32))
     }
 
     /// Heap bytes held.

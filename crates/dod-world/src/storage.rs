@@ -429,6 +429,33 @@ impl<T: Component> Storage<T> {
         self.set.get_mut(index)
     }
 
+    /// The values at `N` distinct indices, mutably, each marked changed at `now`; `None` if
+    /// one is missing or two are the same (nothing is marked then).
+    pub(crate) fn get_disjoint_mut<const N: usize>(
+        &mut self,
+        indices: [u32; N],
+        now: Tick,
+    ) -> Option<[&mut T; N]> {
+        if self.in_bits {
+            let distinct = indices
+                .iter()
+                .enumerate()
+                .all(|(k, i)| self.tags.contains(*i) && !indices[..k].contains(i));
+            return distinct.then(|| core::array::from_fn(|_| tag_mut()));
+        }
+        let mut positions = [0usize; N];
+        for (p, &i) in positions.iter_mut().zip(&indices) {
+            *p = self.set.get_index_of(i)?;
+        }
+        let values = self.set.values_mut().get_disjoint_mut(positions).ok()?;
+        if let Some(t) = &mut self.ticks {
+            for p in positions {
+                t.changed[p] = now;
+            }
+        }
+        Some(values)
+    }
+
     #[inline]
     pub(crate) fn contains(&self, index: u32) -> bool {
         if self.in_bits {

@@ -779,6 +779,34 @@ impl World {
         self.components.storage_mut::<T>()?.get_mut(e.index(), now)
     }
 
+    /// Mutable references to the `T`s of `N` entities at once, or `None` if one of them is
+    /// not alive or has no `T`, or two are the same entity. Each is marked changed, as by
+    /// [`get_mut`](World::get_mut). O(N²) for the distinctness check.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let a = world.spawn((10u32,));
+    /// let b = world.spawn((20u32,));
+    /// if let Some([x, y]) = world.get_disjoint_mut::<u32, 2>([a, b]) {
+    ///     core::mem::swap(x, y);
+    /// }
+    /// assert_eq!((world.get::<u32>(a), world.get::<u32>(b)), (Some(&20), Some(&10)));
+    /// assert!(world.get_disjoint_mut::<u32, 2>([a, a]).is_none());
+    /// ```
+    pub fn get_disjoint_mut<T: Component, const N: usize>(
+        &mut self,
+        entities: [Entity; N],
+    ) -> Option<[&mut T; N]> {
+        if !entities.iter().all(|&e| self.entities.is_alive(e)) {
+            return None;
+        }
+        let now = self.change_tick();
+        // Live entities are equal iff their indices are.
+        self.components
+            .storage_mut::<T>()?
+            .get_disjoint_mut(entities.map(Entity::index), now)
+    }
+
     /// Whether `e` is alive and has a `T`. O(1).
     ///
     /// ```
@@ -1542,6 +1570,24 @@ impl<I: Iterator<Item = B>, B: Bundle> Iterator for SpawnBatch<'_, I, B> {
 }
 
 impl<I: ExactSizeIterator<Item = B>, B: Bundle> ExactSizeIterator for SpawnBatch<'_, I, B> {}
+
+/// Shows the bundle type and how many entities are left to hand out (the iterator's size
+/// hint).
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// let mut batch = world.spawn_batch((0..3u32).map(|i| (i,)));
+/// batch.next();
+/// assert_eq!(format!("{batch:?}"), "SpawnBatch { bundle: \"(u32,)\", left: (2, Some(2)), .. }");
+/// ```
+impl<I: Iterator<Item = B>, B: Bundle> fmt::Debug for SpawnBatch<'_, I, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpawnBatch")
+            .field("bundle", &core::any::type_name::<B>())
+            .field("left", &self.size_hint())
+            .finish_non_exhaustive()
+    }
+}
 
 impl<I: Iterator<Item = B>, B: Bundle> Drop for SpawnBatch<'_, I, B> {
     fn drop(&mut self) {

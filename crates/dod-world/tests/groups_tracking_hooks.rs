@@ -695,3 +695,34 @@ fn a_hook_that_panics_during_a_spawn_leaves_the_world_valid() {
     world.assert_invariants();
     assert_eq!(world.query::<&Alert>().iter().count(), 1);
 }
+
+#[test]
+fn get_disjoint_mut_marks_exactly_the_values_it_hands_out() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    let es: Vec<Entity> = (0..4)
+        .map(|i| world.spawn((Pos(i as f32), Frozen)))
+        .collect();
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    assert_eq!(changed.query(&mut world).count(), 4, "first run: all new");
+    // Refused (a repeated entity, a stale one): nothing is marked.
+    assert!(world.get_disjoint_mut::<Pos, 2>([es[0], es[0]]).is_none());
+    world.despawn(es[3]);
+    assert!(world.get_disjoint_mut::<Pos, 2>([es[0], es[3]]).is_none());
+    assert_eq!(changed.query(&mut world).count(), 0);
+    let [a, b] = world.get_disjoint_mut::<Pos, 2>([es[2], es[0]]).unwrap();
+    core::mem::swap(a, b);
+    let mut seen: Vec<Entity> = changed.query(&mut world).iter().collect();
+    seen.sort();
+    assert_eq!(seen, [es[0], es[2]]);
+    assert_eq!(world.get::<Pos>(es[0]), Some(&Pos(2.0)));
+    // A tag: present and distinct, or nothing.
+    assert!(world
+        .get_disjoint_mut::<Frozen, 2>([es[0], es[1]])
+        .is_some());
+    assert!(world
+        .get_disjoint_mut::<Frozen, 2>([es[1], es[1]])
+        .is_none());
+    assert!(world.get_disjoint_mut::<Frozen, 1>([es[3]]).is_none());
+    world.assert_invariants();
+}

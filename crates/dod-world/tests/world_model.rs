@@ -683,7 +683,8 @@ pub(crate) enum Op {
     Despawn(Target),
     Insert(Target, Bun),
     Remove(Target, Kind),
-    /// Writes or removes `A`, or despawns, through `get_mut` or an entity view.
+    /// Writes or removes `A`, or despawns, through `get_mut`, `get_disjoint_mut` or an entity
+    /// view.
     ViaEntity(Target, u8, u32),
     /// A writing query: its shape, its form (exclusive or shared; for_each, iter, get,
     /// into_iter), and the entity for `get`.
@@ -1658,7 +1659,25 @@ impl Harness {
         let v = v % 1000;
         let w = &mut self.world;
         let m = &mut self.m;
-        match how % 6 {
+        match how % 7 {
+            6 => {
+                // Two at once: `e` and a live entity picked by `v` (sometimes `e` itself).
+                let other = m.live.keys().nth(v as usize % m.live.len().max(1)).copied();
+                let other = other.unwrap_or(e);
+                let got = w
+                    .get_disjoint_mut::<A, 2>([e, other])
+                    .map(|[x, y]| {
+                        x.0 = v;
+                        y.0 = v + 1;
+                    })
+                    .is_some();
+                let want = e != other && m.get::<A>(e).is_some() && m.get::<A>(other).is_some();
+                assert_eq!(got, want, "get_disjoint_mut of {e:?} and {other:?}");
+                if want {
+                    *m.get_mut::<A>(e).unwrap() = v;
+                    *m.get_mut::<A>(other).unwrap() = v + 1;
+                }
+            }
             4 => {
                 // Through a view (which holds the storage alone, or the registry for a type
                 // of a group); what hooks record is made at the next change.

@@ -21,6 +21,7 @@ mod filter;
 mod slices;
 mod state;
 
+use core::fmt;
 use core::marker::PhantomData;
 
 use dod::BitSet;
@@ -156,6 +157,24 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
 
 /// The query's element and filter types, held by a query that stores neither.
 pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
+
+/// Shows the query's element and filter types and its form.
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// let q = world.query::<&u32>().with::<u8>();
+/// let shown = format!("{q:?}");
+/// assert!(shown.starts_with("Query { data: \"&u32\"") && shown.contains("shared: false"));
+/// ```
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for Query<'_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Query")
+            .field("data", &core::any::type_name::<Q>())
+            .field("filter", &core::any::type_name::<F>())
+            .field("shared", &self.checked)
+            .finish_non_exhaustive()
+    }
+}
 
 impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// A query over `world`, which the caller may access as `Q` and `F` declare: exclusively
@@ -678,6 +697,15 @@ impl<'q, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'q, Q, F> {
     }
 }
 
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryIter")
+            .field("data", &core::any::type_name::<Q>())
+            .field("filter", &core::any::type_name::<F>())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'q, 'w, Q: QueryData, F: QueryFilter> IntoIterator for &'q mut Query<'w, Q, F> {
     type Item = Q::Item<'q>;
     type IntoIter = QueryIter<'q, Q, F>;
@@ -703,6 +731,15 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIntoIter<'w, Q, F> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.cursor.size_hint()
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIntoIter<'_, Q, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueryIntoIter")
+            .field("data", &core::any::type_name::<Q>())
+            .field("filter", &core::any::type_name::<F>())
+            .finish_non_exhaustive()
     }
 }
 
