@@ -28,6 +28,7 @@ struct FBun(u8, u32);
 #[derive(Arbitrary, Debug)]
 enum FCmd {
     Spawn(FBun),
+    SpawnUnnamed(FBun),
     Insert(FTarget, FBun),
     Remove(FTarget, u8),
     Despawn(FTarget),
@@ -80,6 +81,7 @@ fn kind(k: u8) -> Kind {
 fn cmd(c: FCmd) -> Cmd {
     match c {
         FCmd::Spawn(b) => Cmd::Spawn(bun(b)),
+        FCmd::SpawnUnnamed(b) => Cmd::SpawnUnnamed(bun(b)),
         FCmd::Insert(t, b) => Cmd::Insert(target(t), bun(b)),
         FCmd::Remove(t, k) => Cmd::Remove(target(t), kind(k)),
         FCmd::Despawn(t) => Cmd::Despawn(target(t)),

@@ -13,8 +13,13 @@ use crate::World;
 /// A recorded insertion: gives the entity its bundle, `false` if it is gone.
 type InsertFn = Box<dyn FnOnce(&mut World, Entity) -> bool + Send + Sync>;
 
+/// A recorded spawn whose entity is allocated when it is made.
+type SpawnFn = Box<dyn FnOnce(&mut World) + Send + Sync>;
+
 /// One recorded change.
 enum Command {
+    /// Spawns an entity named only then.
+    Spawn(SpawnFn),
     /// Gives an entity (perhaps reserved, flushed by then) its bundle.
     Insert(Entity, InsertFn),
     /// Takes a component out and drops it.
@@ -29,6 +34,8 @@ enum Command {
 ///
 /// [`spawn`](Commands::spawn) reserves its entity at once ([`Entities::reserve`]), so the id
 /// can be stored in the same frame; the entity becomes alive when the commands are applied.
+/// [`spawn_unnamed`](Commands::spawn_unnamed) needs no [`Entities`] (a hook has none): its
+/// entity is allocated when applied.
 ///
 /// ```
 /// use dod_world::{Commands, Entity, World};
@@ -128,6 +135,30 @@ impl Commands {
         e
     }
 
+    /// Records that an entity with `bundle` is spawned, allocated and named only when the
+    /// commands are applied: for code that cannot reach the world's [`Entities`] and needs no
+    /// id now, such as a hook ([`World::on_insert`](crate::World::on_insert)).
+    ///
+    /// # Panics
+    ///
+    /// When applied, as [`World::spawn`](crate::World::spawn).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// struct Enemy;
+    /// struct HealthBar;
+    /// let mut world = World::new();
+    /// world.on_insert::<Enemy>(|_, _, commands| commands.spawn_unnamed((HealthBar,)));
+    /// world.spawn((Enemy,));
+    /// assert_eq!(world.count::<HealthBar>(), 1);
+    /// ```
+    pub fn spawn_unnamed<B: Bundle>(&mut self, bundle: B) {
+        self.commands
+            .push(Command::Spawn(Box::new(move |world: &mut World| {
+                world.spawn(bundle);
+            })));
+    }
+
     /// Records that `e` gets the components of `bundle` (replacing the ones it has).
     ///
     /// ```
@@ -185,6 +216,10 @@ impl Commands {
         let mut skipped = 0;
         for command in self.commands.drain(..) {
             let done = match command {
+                Command::Spawn(f) => {
+                    f(world);
+                    true
+                }
                 Command::Insert(e, f) => f(world, e),
                 Command::Remove(e, f) => f(world, e),
                 Command::Despawn(e) => world.despawn(e),

@@ -641,6 +641,14 @@ impl Sink for CmdSpawnSink<'_> {
     }
 }
 
+struct CmdSpawnUnnamedSink<'a>(&'a mut Commands, Bun);
+impl Sink for CmdSpawnUnnamedSink<'_> {
+    type Out = ();
+    fn take<P: Prefix>(self) {
+        self.0.spawn_unnamed(P::rebuild(&self.1.seeds()));
+    }
+}
+
 struct CmdInsertSink<'a>(&'a mut Commands, Entity, Bun);
 impl Sink for CmdInsertSink<'_> {
     type Out = ();
@@ -665,6 +673,8 @@ pub(crate) struct Target {
 #[derive(Debug, Clone)]
 pub(crate) enum Cmd {
     Spawn(Bun),
+    /// A spawn whose entity is allocated when the commands are applied.
+    SpawnUnnamed(Bun),
     Insert(Target, Bun),
     Remove(Target, Kind),
     Despawn(Target),
@@ -1827,6 +1837,10 @@ impl Harness {
         let mut skipped = 0;
         for p in plan {
             let done = match p {
+                Planned::Spawn(bun) => {
+                    self.m.spawn(bun);
+                    true
+                }
                 Planned::Insert(e, bun) => {
                     let alive = self.m.alive(e);
                     if alive {
@@ -2404,6 +2418,7 @@ impl Harness {
 
 /// A command as the model makes it.
 enum Planned {
+    Spawn(Bun),
     Insert(Entity, Bun),
     Remove(Entity, Kind),
     Despawn(Entity),
@@ -2428,6 +2443,10 @@ impl Recorder<'_> {
                 assert!(!entities.is_alive(e));
                 self.reserved.push(e);
                 self.plan.push(Planned::Insert(e, bun));
+            }
+            Cmd::SpawnUnnamed(bun) => {
+                with_bundle(bun, CmdSpawnUnnamedSink(self.commands, bun));
+                self.plan.push(Planned::Spawn(bun));
             }
             Cmd::Insert(t, bun) => {
                 let e = resolve(self.m, t);
@@ -2787,6 +2806,7 @@ mod props {
     fn cmd() -> impl Strategy<Value = Cmd> {
         prop_oneof![
             2 => bun().prop_map(Cmd::Spawn),
+            1 => bun().prop_map(Cmd::SpawnUnnamed),
             3 => (target(), bun()).prop_map(|(t, b)| Cmd::Insert(t, b)),
             2 => (target(), kind()).prop_map(|(t, k)| Cmd::Remove(t, k)),
             3 => target().prop_map(Cmd::Despawn),
