@@ -531,6 +531,17 @@ mod saving {
         w
     }
 
+    /// A new saving world loaded from `world`'s save, its invariants checked.
+    fn saved_and_loaded(world: &World) -> World {
+        let json = serde_json::to_string(world).unwrap();
+        let mut loaded = saving_world();
+        loaded
+            .load(&mut serde_json::Deserializer::from_str(&json))
+            .unwrap();
+        loaded.assert_invariants();
+        loaded
+    }
+
     #[test]
     fn a_loaded_world_keeps_entities_generations_and_the_free_queue() {
         let mut world = saving_world();
@@ -543,13 +554,7 @@ mod saving {
         }
         world.set_data(es[0], "hp", 3.0).unwrap();
         world.insert(es[3], (Pos(1.0),)).unwrap(); // not saved
-        let json = serde_json::to_string(&world).unwrap();
-
-        let mut loaded = saving_world();
-        loaded
-            .load(&mut serde_json::Deserializer::from_str(&json))
-            .unwrap();
-        loaded.assert_invariants();
+        let mut loaded = saved_and_loaded(&world);
         for &e in &es[..5] {
             assert_eq!(loaded.get::<Name>(e), world.get::<Name>(e));
         }
@@ -579,13 +584,7 @@ mod saving {
         // Four queued, two kept back by `min_free`: the reservations take two queued slots,
         // then new ones past the end.
         let held: Vec<Entity> = (0..4).map(|_| world.reserve_entity()).collect();
-        let json = serde_json::to_string(&world).unwrap();
-
-        let mut loaded = saving_world();
-        loaded
-            .load(&mut serde_json::Deserializer::from_str(&json))
-            .unwrap();
-        loaded.assert_invariants();
+        let mut loaded = saved_and_loaded(&world);
         for &e in &held {
             assert!(loaded.is_alive(e), "a held reservation names its entity");
         }

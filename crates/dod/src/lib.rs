@@ -116,6 +116,7 @@ extern crate std;
 
 pub mod bits;
 pub mod data;
+mod debug_list;
 mod error;
 pub mod handle_map;
 pub mod hint;

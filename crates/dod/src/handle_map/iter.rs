@@ -8,6 +8,7 @@ use core::marker::PhantomData;
 use core::slice;
 
 use super::{HandleMap, Slot};
+use crate::debug_list::DebugList;
 use crate::key::Key;
 
 /// The handle of the value whose slot is `slot`. Vacated slots keep their generation and type
@@ -31,18 +32,6 @@ fn remaining<'a, T, K: Key>(
         links: links.iter(),
         slots,
         _key: PhantomData,
-    }
-}
-
-/// Formats the items of a clone of an iterator as a list, leaving the iterator as it is.
-struct List<I>(I);
-
-impl<I: Iterator + Clone> fmt::Debug for List<I>
-where
-    I::Item: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.clone()).finish()
     }
 }
 
@@ -111,7 +100,9 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for Iter<'_, T, K> {
     /// assert_eq!(format!("{it:?}"), format!("Iter([({b:?}, 2)])"));
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Iter").field(&List(self.clone())).finish()
+        f.debug_tuple("Iter")
+            .field(&DebugList(self.clone()))
+            .finish()
     }
 }
 
@@ -130,7 +121,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for IterMut<'_, T, K> {
     /// `slice::IterMut`'s `Debug` does.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), self.slots);
-        f.debug_tuple("IterMut").field(&List(rest)).finish()
+        f.debug_tuple("IterMut").field(&DebugList(rest)).finish()
     }
 }
 
@@ -174,7 +165,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for Drain<'_, T, K> {
     /// The `(handle, &value)` pairs still to come (stale handles, as the drain hands them out).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), self.slots);
-        f.debug_tuple("Drain").field(&List(rest)).finish()
+        f.debug_tuple("Drain").field(&DebugList(rest)).finish()
     }
 }
 impl<T, K: Key> FusedIterator for Drain<'_, T, K> {}
@@ -218,7 +209,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for IntoIter<T, K> {
     /// The `(handle, &value)` pairs still to come.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), &self.slots);
-        f.debug_tuple("IntoIter").field(&List(rest)).finish()
+        f.debug_tuple("IntoIter").field(&DebugList(rest)).finish()
     }
 }
 impl<T, K: Key> FusedIterator for IntoIter<T, K> {}

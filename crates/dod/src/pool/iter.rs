@@ -8,6 +8,7 @@ use core::mem;
 
 use super::{Entry, Pool};
 use crate::bits::{self, And, BitSet, Bits};
+use crate::debug_list::DebugList;
 use crate::key::Key;
 
 /// Takes the first live item at or after `*from` out of `pool` and moves `*from` past it: the
@@ -35,18 +36,6 @@ fn remaining<T, K: Key>(
         let entry = slots.get((i as usize).checked_sub(offset)?)?;
         Some((entry.tag().key(i), entry.get()?))
     })
-}
-
-/// Formats the items of a clone of an iterator as a list, leaving the iterator as it is.
-struct List<I>(I);
-
-impl<I: Iterator + Clone> fmt::Debug for List<I>
-where
-    I::Item: fmt::Debug,
-{
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.0.clone()).finish()
-    }
 }
 
 /// An iterator over `(key, &item)` in slot order; made by [`Pool::iter`].
@@ -122,7 +111,9 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for Iter<'_, T, K> {
     /// assert_eq!(format!("{it:?}"), format!("Iter([({b:?}, 'b')])"));
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Iter").field(&List(self.clone())).finish()
+        f.debug_tuple("Iter")
+            .field(&DebugList(self.clone()))
+            .finish()
     }
 }
 
@@ -168,7 +159,7 @@ impl<T, K: Key> fmt::Debug for Keys<'_, T, K> {
     /// The keys still to come.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = self.inner.clone().map(|(k, _)| k);
-        f.debug_tuple("Keys").field(&List(rest)).finish()
+        f.debug_tuple("Keys").field(&DebugList(rest)).finish()
     }
 }
 
@@ -231,7 +222,7 @@ impl<T: fmt::Debug> fmt::Debug for Values<'_, T> {
     /// The items still to come.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = remaining::<T, crate::Handle>(self.bits.clone(), self.slots, 0).map(|(_, v)| v);
-        f.debug_tuple("Values").field(&List(rest)).finish()
+        f.debug_tuple("Values").field(&DebugList(rest)).finish()
     }
 }
 
@@ -305,7 +296,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for IterMut<'_, T, K> {
     /// `slice::IterMut`'s `Debug` does.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = remaining::<T, K>(self.bits.clone(), self.rest, self.offset);
-        f.debug_tuple("IterMut").field(&List(rest)).finish()
+        f.debug_tuple("IterMut").field(&DebugList(rest)).finish()
     }
 }
 
@@ -356,7 +347,7 @@ impl<T: fmt::Debug, K: Key, M: Bits + Clone> fmt::Debug for IterMutIn<'_, T, K, 
     /// `M: Clone` (every mask of this crate is: `&BitSet` and the expressions over it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let rest = remaining::<T, K>(self.bits.clone(), self.rest, self.offset);
-        f.debug_tuple("IterMutIn").field(&List(rest)).finish()
+        f.debug_tuple("IterMutIn").field(&DebugList(rest)).finish()
     }
 }
 
@@ -415,7 +406,7 @@ impl<T: fmt::Debug> fmt::Debug for ValuesMut<'_, T> {
         let inner = &self.inner;
         let rest = remaining::<T, crate::Handle>(inner.bits.clone(), inner.rest, inner.offset)
             .map(|(_, v)| v);
-        f.debug_tuple("ValuesMut").field(&List(rest)).finish()
+        f.debug_tuple("ValuesMut").field(&DebugList(rest)).finish()
     }
 }
 
@@ -464,7 +455,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for Drain<'_, T, K> {
     /// are the items it still holds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Drain")
-            .field(&List(self.pool.iter()))
+            .field(&DebugList(self.pool.iter()))
             .finish()
     }
 }
@@ -512,7 +503,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for IntoIter<T, K> {
     /// are the items it still holds.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("IntoIter")
-            .field(&List(self.pool.iter()))
+            .field(&DebugList(self.pool.iter()))
             .finish()
     }
 }
