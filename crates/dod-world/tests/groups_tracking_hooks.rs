@@ -726,3 +726,22 @@ fn get_disjoint_mut_marks_exactly_the_values_it_hands_out() {
     assert!(world.get_disjoint_mut::<Frozen, 1>([es[3]]).is_none());
     world.assert_invariants();
 }
+
+#[test]
+fn a_refiltered_query_is_a_new_run_and_sees_what_was_written_in_between() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    for i in 0..3 {
+        world.spawn((Pos(i as f32), Vel(1.0)));
+    }
+    let mut state = QueryState::<Entity, Changed<Pos>>::new();
+    assert_eq!(state.query(&mut world).count(), 3, "first run: all new");
+    let w = world.share();
+    let mut q = state.query_shared(w);
+    assert_eq!(q.count(), 0);
+    assert_eq!(q.count(), 0, "a second run of the query sees the same");
+    // Refiltering gives the borrows up, so a writer may run before the next run.
+    let mut q = q.with::<Vel>();
+    w.query::<&mut Pos>().for_each(|p| p.0 += 1.0);
+    assert_eq!(q.count(), 3);
+}

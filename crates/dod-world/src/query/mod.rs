@@ -232,7 +232,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         self.refilter()
     }
 
-    /// The same query with another filter: the checks are made again when it runs.
+    /// The same query with another filter: the checks are made again when it runs, and its
+    /// first run is a new run (its borrows, given up here, are taken again then, so what
+    /// others wrote in between is seen).
     fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G> {
         Query {
             world: self.world,
@@ -240,7 +242,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             held: None,
             accesses: None,
             last_run: self.last_run,
-            run_ticks: self.run_ticks,
+            run_ticks: None,
             _types: PhantomData,
         }
     }
@@ -265,8 +267,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// moves it to `now`), or, without a state, since ever. Taken by the query's first run;
     /// its later runs (several `get`s, say) share them, so that they all see the changes made
     /// before the query, as one run of a system would. Nothing else writes what the query
-    /// reads or filters on while it lives: it holds `&mut World`, or a read-only `&World`, or
-    /// the borrow flags of every type it names.
+    /// reads or filters on between its runs: it holds `&mut World`, or a read-only `&World`,
+    /// or, from its first run on, the borrow flags of every type it names (a refiltered query
+    /// starts afresh).
     fn ticks(&mut self) -> RunTicks {
         if let Some(ticks) = self.run_ticks {
             return ticks;

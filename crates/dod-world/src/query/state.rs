@@ -11,8 +11,9 @@ use crate::world::{Shared, World};
 /// [`Added<T>`](crate::Added) and [`Changed<T>`](crate::Changed) keep the entities whose `T`
 /// arrived or was written since then. Each [`query`](QueryState::query) is one run: its
 /// first `for_each`, `iter`, `get`, ... moves that tick to the present, and its later ones
-/// see the same changes (so `get` can check a list of entities one by one). The run's own
-/// writes are not seen by the next run. A `get` of an entity that is not alive starts no run:
+/// see the same changes (so `get` can check a list of entities one by one, and a second
+/// `for_each` visits the same entities as the first). The run's own writes are not seen by
+/// the next run. A `get` of an entity that is not alive starts no run:
 /// it returns `None` and leaves the tick alone.
 ///
 /// Keep one per system and per world.
