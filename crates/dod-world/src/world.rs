@@ -422,7 +422,7 @@ impl World {
     ///
     /// If hooks keep recording for more than 1 000 rounds (hooks that feed each other).
     #[cold]
-    #[inline(never)]
+    #[track_caller]
     fn run_hooks(&mut self) {
         /// Re-arms the hooks when the loop ends; after a panic, drops what is left (when the
         /// loop ends normally nothing is).

@@ -13,8 +13,8 @@ use crate::world::{Shared, World};
 /// first `for_each`, `iter`, `get`, ... moves that tick to the present, and its later ones
 /// see the same changes (so `get` can check a list of entities one by one, and a second
 /// `for_each` visits the same entities as the first). The run's own writes are not seen by
-/// the next run. A `get` of an entity that is not alive starts no run:
-/// it returns `None` and leaves the tick alone.
+/// the next run. A `get` of an entity that is not alive starts no run: it returns `None` and
+/// leaves the tick alone.
 ///
 /// Keep one per system and per world.
 ///
