@@ -168,12 +168,21 @@ pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
 /// ```
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for Query<'_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Query")
-            .field("data", &core::any::type_name::<Q>())
-            .field("filter", &core::any::type_name::<F>())
+        debug_types::<Q, F>(f, "Query")
             .field("shared", &self.checked)
             .finish_non_exhaustive()
     }
+}
+
+/// The start of a query type's `Debug`: its name, then its element and filter types.
+fn debug_types<'a, 'b, Q, F>(
+    f: &'a mut fmt::Formatter<'b>,
+    name: &str,
+) -> fmt::DebugStruct<'a, 'b> {
+    let mut d = f.debug_struct(name);
+    d.field("data", &core::any::type_name::<Q>())
+        .field("filter", &core::any::type_name::<F>());
+    d
 }
 
 impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
@@ -700,12 +709,16 @@ impl<'q, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'q, Q, F> {
     }
 }
 
+/// Shows the element and filter types.
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// let mut q = world.query::<&u32>();
+/// assert_eq!(format!("{:?}", q.iter()), "QueryIter { data: \"&u32\", filter: \"()\", .. }");
+/// ```
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueryIter")
-            .field("data", &core::any::type_name::<Q>())
-            .field("filter", &core::any::type_name::<F>())
-            .finish_non_exhaustive()
+        debug_types::<Q, F>(f, "QueryIter").finish_non_exhaustive()
     }
 }
 
@@ -739,10 +752,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIntoIter<'w, Q, F> {
 
 impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIntoIter<'_, Q, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("QueryIntoIter")
-            .field("data", &core::any::type_name::<Q>())
-            .field("filter", &core::any::type_name::<F>())
-            .finish_non_exhaustive()
+        debug_types::<Q, F>(f, "QueryIntoIter").finish_non_exhaustive()
     }
 }
 

@@ -18,23 +18,6 @@ pub(super) fn key_of<K: Key>(slots: &[Slot], slot: u32) -> K {
     slots[slot as usize].tag.key(slot)
 }
 
-/// The `(handle, &value)` pairs still to come of an iterator whose remaining values and
-/// back-links are `values` and `links`: what the iterators' `Debug` prints, as `std`'s
-/// iterators print their remaining items.
-#[inline]
-fn remaining<'a, T, K: Key>(
-    values: &'a [T],
-    links: &'a [u32],
-    slots: &'a [Slot],
-) -> Iter<'a, T, K> {
-    Iter {
-        values: values.iter(),
-        links: links.iter(),
-        slots,
-        _key: PhantomData,
-    }
-}
-
 macro_rules! pair_iterator {
     ($name:ident, $values:ty, $item:ty) => {
         impl<'a, T, K: Key> Iterator for $name<'a, T, K> {
@@ -86,6 +69,21 @@ impl<T, K: Key> Clone for Iter<'_, T, K> {
     }
 }
 
+impl<'a, T, K: Key> Iter<'a, T, K> {
+    /// The `(handle, &value)` pairs of `values`, whose back-links into `slots` are `links`:
+    /// [`HandleMap::iter`], and what the other iterators' `Debug` prints of the values they
+    /// have left.
+    #[inline]
+    fn new(values: &'a [T], links: &'a [u32], slots: &'a [Slot]) -> Self {
+        Iter {
+            values: values.iter(),
+            links: links.iter(),
+            slots,
+            _key: PhantomData,
+        }
+    }
+}
+
 pair_iterator!(Iter, slice::Iter<'a, T>, &'a T);
 
 impl<T: fmt::Debug, K: Key> fmt::Debug for Iter<'_, T, K> {
@@ -120,7 +118,7 @@ impl<T: fmt::Debug, K: Key> fmt::Debug for IterMut<'_, T, K> {
     /// The `(handle, &value)` pairs still to come, read through a shared view as
     /// `slice::IterMut`'s `Debug` does.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), self.slots);
+        let rest = Iter::<T, K>::new(self.values.as_slice(), self.links.as_slice(), self.slots);
         f.debug_tuple("IterMut").field(&DebugList(rest)).finish()
     }
 }
@@ -164,7 +162,7 @@ impl<T, K: Key> ExactSizeIterator for Drain<'_, T, K> {}
 impl<T: fmt::Debug, K: Key> fmt::Debug for Drain<'_, T, K> {
     /// The `(handle, &value)` pairs still to come (stale handles, as the drain hands them out).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), self.slots);
+        let rest = Iter::<T, K>::new(self.values.as_slice(), self.links.as_slice(), self.slots);
         f.debug_tuple("Drain").field(&DebugList(rest)).finish()
     }
 }
@@ -208,7 +206,7 @@ impl<T, K: Key> ExactSizeIterator for IntoIter<T, K> {}
 impl<T: fmt::Debug, K: Key> fmt::Debug for IntoIter<T, K> {
     /// The `(handle, &value)` pairs still to come.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rest = remaining::<T, K>(self.values.as_slice(), self.links.as_slice(), &self.slots);
+        let rest = Iter::<T, K>::new(self.values.as_slice(), self.links.as_slice(), &self.slots);
         f.debug_tuple("IntoIter").field(&DebugList(rest)).finish()
     }
 }
@@ -225,12 +223,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// assert_eq!(map.iter().collect::<Vec<_>>(), [(a, &1), (b, &2)]);
     /// ```
     pub fn iter(&self) -> Iter<'_, T, K> {
-        Iter {
-            values: self.values.iter(),
-            links: self.links.iter(),
-            slots: &self.slots,
-            _key: PhantomData,
-        }
+        Iter::new(&self.values, &self.links, &self.slots)
     }
 
     /// An iterator over `(handle, &mut value)` in dense order.
