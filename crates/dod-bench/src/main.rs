@@ -9,6 +9,7 @@
 
 mod alloc_counter;
 mod chart;
+mod floors;
 mod harness;
 mod sections;
 

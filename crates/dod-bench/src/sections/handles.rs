@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use dod::{Handle32, HandleMap};
 use rustc_hash::FxHashMap;
 
+use crate::floors::ThreeArrays;
 use crate::harness::{contender, measure, per_elem, progress, time, Boxed, Config, Table};
 
 /// The 16-byte item every contender stores.
@@ -91,6 +92,36 @@ mod hop {
     slot_like!(slotmap::HopSlotMap<slotmap::DefaultKey, Item>, "slotmap::HopSlotMap", slotmap::DefaultKey, values);
 }
 slot_like!(slotmap::DenseSlotMap<slotmap::DefaultKey, Item>, "slotmap::DenseSlotMap", slotmap::DefaultKey, values);
+
+/// HandleMap's layout with nothing but its three arrays and FIFO reuse: the floor of its
+/// design.
+impl Contender for ThreeArrays<Item> {
+    type H = (u32, u32);
+    const NAME: &'static str = "HandleMap's layout, stripped (floor)";
+    fn new() -> Self {
+        ThreeArrays::new()
+    }
+    #[inline]
+    fn insert(&mut self, v: Item) -> Self::H {
+        ThreeArrays::insert(self, v)
+    }
+    #[inline]
+    fn get(&self, h: Self::H) -> Option<&Item> {
+        ThreeArrays::get(self, h)
+    }
+    #[inline]
+    fn remove(&mut self, h: Self::H) -> Option<Item> {
+        ThreeArrays::remove(self, h)
+    }
+    fn sum(&self) -> u64 {
+        self.values()
+            .iter()
+            .fold(0u64, |s, v| s.wrapping_add(v.0[0]))
+    }
+    fn clear(&mut self) {
+        ThreeArrays::clear(self)
+    }
+}
 
 /// `values()` as an iterator, so the macro can call HandleMap's dense slice like the others.
 trait DodValues {
@@ -473,6 +504,7 @@ fn run(cfg: &Config) -> Vec<Table> {
     let rows = [
         spec::<HandleMap<Item>>(&w),
         small_row,
+        spec::<ThreeArrays<Item>>(&w),
         spec::<Vec<Item>>(&w),
         spec::<Vec<Box<Item>>>(&w),
         spec::<(HashMap<u64, Item>, u64)>(&w),
@@ -492,6 +524,12 @@ fn run(cfg: &Config) -> Vec<Table> {
     target(&mut t, "iterate", hm, floor, "iterate", 1.1);
     target(&mut t, "create", hm, dense, "create", 0.8);
     target(&mut t, "create", hm, sm, "create", 1.5);
+    if let Some(r) = t.ratio(<ThreeArrays<Item>>::NAME, sm, "create") {
+        t.note(format!(
+            "- the layout's floor on create: {} / {sm} = {r:.2}",
+            <ThreeArrays<Item>>::NAME
+        ));
+    }
     target(
         &mut t,
         "random lookup",
@@ -509,6 +547,12 @@ fn run(cfg: &Config) -> Vec<Table> {
         0.8,
     );
     target(&mut t, "churn", hm, dense, "churn", 0.6);
+    t.note(
+        "HandleMap's layout, stripped (floor): dense items, the dense-to-sparse index beside \
+         them and sparse slots of (generation, position) with FIFO reuse linked through the \
+         free ones, with nothing else (no type ids, keep-N-free or retirement); where it is \
+         above a target, the target is out of the layout's reach.",
+    );
     vec![t]
 }
 

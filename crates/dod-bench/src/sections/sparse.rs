@@ -2,6 +2,7 @@
 //! three orders, three sizes), add / iterate / random get at 100 % and 10 % utilisation of the
 //! entity space, the page-size sweep behind `DEFAULT_PAGE_SIZE`, and joins.
 
+use crate::floors::SoaSet;
 use crate::harness::{measure, per_elem, progress, time, Cell, Config, Rng, Sampler, Table};
 use dod::sparse_set::DEFAULT_PAGE_SIZE;
 use dod::{Handle, SparseSet};
@@ -12,6 +13,9 @@ use std::time::Duration;
 
 /// The component: 8 bytes, like the seed's smallest row.
 type V = u64;
+
+/// The row of SparseSet's layout with nothing but swap-remove: the floor of its design.
+const SOA_FLOOR: &str = "SparseSet's layout, stripped (floor)";
 
 /// A removal cell whose estimate passes this many seconds is projected, not run.
 const LIMIT_SECS: f64 = 10.0;
@@ -103,6 +107,20 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut s = dod_set(n);
+            time(|| {
+                for &e in seq {
+                    black_box(s.swap_remove(e));
+                }
+                s.len()
+            })
+            .0
+        },
+    },
+    Remover {
+        name: SOA_FLOOR,
+        quadratic: false,
+        run: |n, seq| {
+            let mut s = SoaSet::filled(n as u32, V::from);
             time(|| {
                 for &e in seq {
                     black_box(s.swap_remove(e));
@@ -316,18 +334,24 @@ fn removal(cfg: &Config) -> Table {
         t.note(p);
     }
     // The targets.
-    let mut worst: Option<(f64, String)> = None;
-    for c in &cols {
-        if let Some(x) = t.ratio("SparseSet::swap_remove", "sparseset crate (swap remove)", c) {
-            if worst.as_ref().is_none_or(|(w, _)| x > *w) {
-                worst = Some((x, c.to_string()));
+    let worst = |row: &str| {
+        let mut worst: Option<(f64, String)> = None;
+        for c in &cols {
+            if let Some(x) = t.ratio(row, "sparseset crate (swap remove)", c) {
+                if worst.as_ref().is_none_or(|(w, _)| x > *w) {
+                    worst = Some((x, c.to_string()));
+                }
             }
         }
-    }
-    if let Some((w, c)) = worst {
+        worst
+    };
+    if let Some((w, c)) = worst("SparseSet::swap_remove") {
+        let floor = worst(SOA_FLOOR).map_or(String::new(), |(f, fc)| {
+            format!(" The layout's floor: worst ratio {f:.2}x ({fc}).")
+        });
         t.note(format!(
             "Target: swap_remove <= 1.0x the sparseset crate in every order: worst ratio {w:.2}x \
-             ({c}); {}.",
+             ({c}); {}.{floor}",
             if w <= 1.0 { "met" } else { "not met" }
         ));
     }
@@ -345,6 +369,13 @@ fn removal(cfg: &Config) -> Table {
             ));
         }
     }
+    t.note(format!(
+        "{SOA_FLOOR}: a flat array of sparse slots (dense position, tag), the dense entity \
+         indices and values in two arrays, swap-remove with nothing else (no pages, tombstones \
+         or keys); the sparseset crate keeps each entity beside its value in one array, which \
+         makes its removal one move and its iteration a strided walk. Where the floor is above \
+         a target, the target is out of the layout's reach."
+    ));
     t.note(
         "The seed (C#, its machine): RemoveAndSwapBack 42 / 295 / 692 µs and List 57 ms / 5.8 s \
          / 37 s for 10k / 100k / 250k in Linear order. Entities are inserted in ascending order, \

@@ -1,0 +1,424 @@
+//! The floors of dod's own layouts: each container's layout with everything but its core rule
+//! stripped away, so a report row shows what the layout itself costs on this machine, in the
+//! same run as the container and its peers. Where a floor row is already above a target, the
+//! target is out of reach for that layout, whatever the code around it does.
+//!
+//! - [`FifoPool`]: `Pool`'s layout. Items stay in their slots, a slot holds its generation, an
+//!   alive bit per slot in plain words, and freed slots are reused oldest first (FIFO) through
+//!   a queue linked through the vacant slots. No summary layers, type ids, keep-N-free or
+//!   retirement.
+//! - [`ThreeArrays`]: `HandleMap`'s layout. Dense items, the dense-to-sparse index beside
+//!   them, and sparse slots of (generation, dense position) with the FIFO queue of free slots
+//!   linked through them. No type ids, keep-N-free or retirement.
+//! - [`SoaSet`]: `SparseSet`'s layout. A flat array of sparse slots (dense position, tag),
+//!   the dense entity indices and the dense values in two arrays. No pages, tombstones or
+//!   keys.
+//!
+//! Keys are `(index, generation)` pairs; a slot's generation is odd while it is occupied and
+//! even while it is free, so a stale key finds nothing, as in the containers.
+
+/// A key: a slot's index and the generation it was handed out at.
+pub type Key = (u32, u32);
+
+/// No slot: the end of a FIFO queue.
+const NONE: u32 = u32::MAX;
+
+/// A slot of [`FifoPool`]: the item (stale once the slot is vacant), the generation (odd while
+/// occupied), and the next vacant slot in the queue.
+#[derive(Clone, Copy)]
+struct PoolSlot<T> {
+    value: T,
+    generation: u32,
+    next: u32,
+}
+
+/// `Pool`'s layout, stripped: see the [module docs](self).
+pub struct FifoPool<T> {
+    slots: Vec<PoolSlot<T>>,
+    alive: Vec<u64>,
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+impl<T: Copy> FifoPool<T> {
+    /// An empty pool.
+    pub fn new() -> Self {
+        FifoPool {
+            slots: Vec::new(),
+            alive: Vec::new(),
+            head: NONE,
+            tail: NONE,
+            len: 0,
+        }
+    }
+
+    /// Inserts `value` into the oldest vacant slot, or a new one.
+    #[inline]
+    pub fn insert(&mut self, value: T) -> Key {
+        let i = if self.head != NONE {
+            let i = self.head;
+            let slot = &mut self.slots[i as usize];
+            self.head = slot.next;
+            if self.head == NONE {
+                self.tail = NONE;
+            }
+            slot.value = value;
+            slot.generation = slot.generation.wrapping_add(1);
+            i
+        } else {
+            let i = self.slots.len() as u32;
+            self.slots.push(PoolSlot {
+                value,
+                generation: 1,
+                next: NONE,
+            });
+            if i.is_multiple_of(64) {
+                self.alive.push(0);
+            }
+            i
+        };
+        self.alive[i as usize / 64] |= 1 << (i % 64);
+        self.len += 1;
+        (i, self.slots[i as usize].generation)
+    }
+
+    /// The item of `key`, if it is alive.
+    #[inline]
+    pub fn get(&self, (i, generation): Key) -> Option<&T> {
+        let slot = self.slots.get(i as usize)?;
+        (slot.generation == generation).then_some(&slot.value)
+    }
+
+    /// Removes the item of `key` and queues its slot last.
+    #[inline]
+    pub fn remove(&mut self, (i, generation): Key) -> Option<T> {
+        let slot = self.slots.get(i as usize)?;
+        if slot.generation != generation {
+            return None;
+        }
+        let value = slot.value;
+        self.vacate(i);
+        Some(value)
+    }
+
+    /// Clears slot `i`'s alive bit, moves it one generation on and queues it last.
+    #[inline]
+    fn vacate(&mut self, i: u32) {
+        self.alive[i as usize / 64] &= !(1 << (i % 64));
+        let slot = &mut self.slots[i as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.next = NONE;
+        match self.tail {
+            NONE => self.head = i,
+            t => self.slots[t as usize].next = i,
+        }
+        self.tail = i;
+        self.len -= 1;
+    }
+
+    /// The number of items.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Visits every item, skipping vacant slots by their alive bits.
+    pub fn for_each(&self, mut f: impl FnMut(&T)) {
+        for (w, &word) in self.alive.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                f(&self.slots[w * 64 + bits.trailing_zeros() as usize].value);
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// Removes every item, queueing the slots in index order.
+    pub fn clear(&mut self) {
+        for w in 0..self.alive.len() {
+            let mut bits = self.alive[w];
+            while bits != 0 {
+                self.vacate((w * 64) as u32 + bits.trailing_zeros());
+                bits &= bits - 1;
+            }
+        }
+    }
+}
+
+impl<T: Copy> Default for FifoPool<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A sparse slot of [`ThreeArrays`]: the generation (odd while occupied), and the dense
+/// position while occupied or the next free slot while free.
+#[derive(Clone, Copy)]
+struct MapSlot {
+    generation: u32,
+    link: u32,
+}
+
+/// `HandleMap`'s layout, stripped: see the [module docs](self).
+pub struct ThreeArrays<T> {
+    items: Vec<T>,
+    owners: Vec<u32>,
+    sparse: Vec<MapSlot>,
+    head: u32,
+    tail: u32,
+}
+
+impl<T> ThreeArrays<T> {
+    /// An empty map.
+    pub fn new() -> Self {
+        ThreeArrays {
+            items: Vec::new(),
+            owners: Vec::new(),
+            sparse: Vec::new(),
+            head: NONE,
+            tail: NONE,
+        }
+    }
+
+    /// Appends `value` and names it with the oldest free sparse slot, or a new one.
+    #[inline]
+    pub fn insert(&mut self, value: T) -> Key {
+        let pos = self.items.len() as u32;
+        let i = if self.head != NONE {
+            let i = self.head;
+            let slot = &mut self.sparse[i as usize];
+            self.head = slot.link;
+            if self.head == NONE {
+                self.tail = NONE;
+            }
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.link = pos;
+            i
+        } else {
+            let i = self.sparse.len() as u32;
+            self.sparse.push(MapSlot {
+                generation: 1,
+                link: pos,
+            });
+            i
+        };
+        self.items.push(value);
+        self.owners.push(i);
+        (i, self.sparse[i as usize].generation)
+    }
+
+    /// The dense position of `key`, if it is alive.
+    #[inline]
+    fn position(&self, (i, generation): Key) -> Option<usize> {
+        let slot = self.sparse.get(i as usize)?;
+        (slot.generation == generation).then_some(slot.link as usize)
+    }
+
+    /// The item of `key`, if it is alive.
+    #[inline]
+    pub fn get(&self, key: Key) -> Option<&T> {
+        self.items.get(self.position(key)?)
+    }
+
+    /// Removes the item of `key` (the last item moves into its place) and queues its sparse
+    /// slot last, one generation on.
+    #[inline]
+    pub fn remove(&mut self, key: Key) -> Option<T> {
+        let pos = self.position(key)?;
+        let value = self.items.swap_remove(pos);
+        self.owners.swap_remove(pos);
+        if let Some(&moved) = self.owners.get(pos) {
+            self.sparse[moved as usize].link = pos as u32;
+        }
+        self.free(key.0);
+        Some(value)
+    }
+
+    /// Queues sparse slot `i` last, one generation on.
+    #[inline]
+    fn free(&mut self, i: u32) {
+        let slot = &mut self.sparse[i as usize];
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.link = NONE;
+        match self.tail {
+            NONE => self.head = i,
+            t => self.sparse[t as usize].link = i,
+        }
+        self.tail = i;
+    }
+
+    /// The items, packed.
+    pub fn values(&self) -> &[T] {
+        &self.items
+    }
+
+    /// Removes every item, queueing their sparse slots in dense order.
+    pub fn clear(&mut self) {
+        self.items.clear();
+        for i in std::mem::take(&mut self.owners) {
+            self.free(i);
+        }
+    }
+}
+
+impl<T> Default for ThreeArrays<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `SparseSet`'s layout, stripped: see the [module docs](self). Holds the entities `0..n`.
+pub struct SoaSet<T> {
+    /// Per entity: its dense position + 1 (0 when absent), and a tag.
+    slots: Vec<(u32, u32)>,
+    entities: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T> SoaSet<T> {
+    /// The set of entities `0..n`, entity `e` holding `value(e)`.
+    pub fn filled(n: u32, value: impl Fn(u32) -> T) -> Self {
+        SoaSet {
+            slots: (0..n).map(|e| (e + 1, 0)).collect(),
+            entities: (0..n).collect(),
+            values: (0..n).map(value).collect(),
+        }
+    }
+
+    /// Removes entity `e`; the last entry moves into its place.
+    #[inline]
+    pub fn swap_remove(&mut self, e: u32) -> Option<T> {
+        let slot = self.slots.get_mut(e as usize)?;
+        let pos = slot.0.checked_sub(1)? as usize;
+        *slot = (0, 0);
+        let moved = *self.entities.last()?;
+        self.entities.swap_remove(pos);
+        let value = self.values.swap_remove(pos);
+        if pos < self.entities.len() {
+            self.slots[moved as usize].0 = pos as u32 + 1;
+        }
+        Some(value)
+    }
+
+    /// The value of entity `e`.
+    #[cfg(test)]
+    pub fn get(&self, e: u32) -> Option<&T> {
+        let pos = self.slots.get(e as usize)?.0.checked_sub(1)?;
+        self.values.get(pos as usize)
+    }
+
+    /// The number of entities held.
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{HashMap, VecDeque};
+
+    /// A tiny deterministic generator for the operation sequences.
+    struct Rng(u64);
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Both floors with keys against a `HashMap` of the live keys, after every operation:
+    /// lookups of live and removed keys, FIFO reuse of the freed slots, the visited items.
+    #[test]
+    fn keyed_floors_follow_a_map_and_reuse_fifo() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut pool = FifoPool::new();
+        let mut map = ThreeArrays::new();
+        let mut model: HashMap<u32, u64> = HashMap::new();
+        let mut keys: Vec<(Key, Key, u32)> = Vec::new();
+        let mut dead: Vec<(Key, Key)> = Vec::new();
+        let (mut pool_freed, mut map_freed) = (VecDeque::new(), VecDeque::new());
+        for step in 0..4000u32 {
+            match rng.below(7) {
+                0..=3 => {
+                    let v = u64::from(step) * 3;
+                    let (pk, mk) = (pool.insert(v), map.insert(v));
+                    if let Some(i) = pool_freed.pop_front() {
+                        assert_eq!(pk.0, i, "the pool reuses its oldest vacant slot");
+                    }
+                    if let Some(i) = map_freed.pop_front() {
+                        assert_eq!(mk.0, i, "the map reuses its oldest free slot");
+                    }
+                    model.insert(step, v);
+                    keys.push((pk, mk, step));
+                }
+                4 if step % 50 == 0 => {
+                    // Cleared slots are queued after the free ones: the pool's in index
+                    // order, the map's in dense order.
+                    let mut live: Vec<u32> = keys.iter().map(|k| k.0 .0).collect();
+                    live.sort_unstable();
+                    pool_freed.extend(live);
+                    map_freed.extend(map.owners.iter().copied());
+                    pool.clear();
+                    map.clear();
+                    for (pk, mk, _) in keys.drain(..) {
+                        dead.push((pk, mk));
+                    }
+                    model.clear();
+                }
+                _ if !keys.is_empty() => {
+                    let (pk, mk, id) = keys.swap_remove(rng.below(keys.len()));
+                    let v = model.remove(&id);
+                    assert_eq!(pool.remove(pk), v);
+                    assert_eq!(map.remove(mk), v);
+                    pool_freed.push_back(pk.0);
+                    map_freed.push_back(mk.0);
+                    dead.push((pk, mk));
+                }
+                _ => {}
+            }
+            for &(pk, mk, id) in &keys {
+                assert_eq!(pool.get(pk), model.get(&id));
+                assert_eq!(map.get(mk), model.get(&id));
+            }
+            for &(pk, mk) in dead.iter().rev().take(20) {
+                assert_eq!(pool.get(pk), None, "a removed key finds nothing");
+                assert_eq!(map.get(mk), None, "a removed key finds nothing");
+            }
+            assert_eq!(pool.len(), model.len());
+            let mut seen = Vec::new();
+            pool.for_each(|v| seen.push(*v));
+            let mut expect: Vec<u64> = model.values().copied().collect();
+            let mut packed = map.values().to_vec();
+            seen.sort_unstable();
+            expect.sort_unstable();
+            packed.sort_unstable();
+            assert_eq!(seen, expect);
+            assert_eq!(packed, expect);
+        }
+    }
+
+    /// The set against a `HashMap`, removing every entity in a shuffled order.
+    #[test]
+    fn soa_set_follows_a_map() {
+        let n = 500u32;
+        let mut set = SoaSet::filled(n, |e| u64::from(e) + 7);
+        let mut model: HashMap<u32, u64> = (0..n).map(|e| (e, u64::from(e) + 7)).collect();
+        let mut order: Vec<u32> = (0..n).collect();
+        let mut rng = Rng(12345);
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.below(i + 1));
+        }
+        for e in order {
+            assert_eq!(set.swap_remove(e), model.remove(&e));
+            assert_eq!(set.swap_remove(e), None);
+            assert_eq!(set.len(), model.len());
+            for (k, v) in &model {
+                assert_eq!(set.get(*k), Some(v));
+            }
+        }
+    }
+}
