@@ -1,7 +1,8 @@
-//! The floors of dod's own layouts: each container's layout with everything but its core rule
-//! stripped away, so a report row shows what the layout itself costs on this machine, in the
-//! same run as the container and its peers. Where a floor row is already above a target, the
-//! target is out of reach for that layout, whatever the code around it does.
+//! Reference rows for dod's own layouts: each container's layout with everything but its core
+//! rule stripped away, so a report row shows what the bare layout costs on this machine, in
+//! the same run as the container and its peers. A floor row is one more measured contender,
+//! not a proven bound: it shows how much of a gap to a peer the layout itself accounts for,
+//! and its cells carry the same run-to-run noise as every other cell.
 //!
 //! - [`FifoPool`]: `Pool`'s layout. Items stay in their slots, a slot holds its generation, an
 //!   alive bit per slot in plain words, and freed slots are reused oldest first (FIFO) through
@@ -134,15 +135,28 @@ impl<T: Copy> FifoPool<T> {
         }
     }
 
-    /// Removes every item, queueing the slots in index order.
+    /// Removes every item, queueing the slots in index order: one walk of the alive words
+    /// with the queue's ends in locals, then the words zeroed at once (as `Pool::clear` does).
     pub fn clear(&mut self) {
-        for w in 0..self.alive.len() {
-            let mut bits = self.alive[w];
+        let (mut head, mut tail) = (self.head, self.tail);
+        let slots = &mut self.slots;
+        for (w, &word) in self.alive.iter().enumerate() {
+            let mut bits = word;
             while bits != 0 {
-                self.vacate((w * 64) as u32 + bits.trailing_zeros());
+                let i = (w * 64) as u32 + bits.trailing_zeros();
                 bits &= bits - 1;
+                let slot = &mut slots[i as usize];
+                slot.generation = slot.generation.wrapping_add(1);
+                slot.next = NONE;
+                match tail {
+                    NONE => head = i,
+                    t => slots[t as usize].next = i,
+                }
+                tail = i;
             }
         }
+        self.alive.fill(0);
+        (self.head, self.tail, self.len) = (head, tail, 0);
     }
 }
 
@@ -256,9 +270,12 @@ impl<T> ThreeArrays<T> {
     /// Removes every item, queueing their sparse slots in dense order.
     pub fn clear(&mut self) {
         self.items.clear();
-        for i in std::mem::take(&mut self.owners) {
+        let mut owners = std::mem::take(&mut self.owners);
+        for i in owners.drain(..) {
             self.free(i);
         }
+        // The dense arrays keep their capacity, as HandleMap's do.
+        self.owners = owners;
     }
 }
 
