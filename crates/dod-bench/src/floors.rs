@@ -24,6 +24,17 @@ pub type Key = (u32, u32);
 /// No slot: the end of a FIFO queue.
 const NONE: u32 = u32::MAX;
 
+/// Queues slot `i` last in a FIFO queue whose links live in the slots: `link(t)` points the old
+/// tail `t` at `i`.
+#[inline]
+fn enqueue(head: &mut u32, tail: &mut u32, i: u32, link: impl FnOnce(u32)) {
+    match *tail {
+        NONE => *head = i,
+        t => link(t),
+    }
+    *tail = i;
+}
+
 /// A slot of [`FifoPool`]: the item (stale once the slot is vacant), the generation (odd while
 /// occupied), and the next vacant slot in the queue.
 #[derive(Clone, Copy)]
@@ -110,11 +121,10 @@ impl<T: Copy> FifoPool<T> {
         let slot = &mut self.slots[i as usize];
         slot.generation = slot.generation.wrapping_add(1);
         slot.next = NONE;
-        match self.tail {
-            NONE => self.head = i,
-            t => self.slots[t as usize].next = i,
-        }
-        self.tail = i;
+        let slots = &mut self.slots;
+        enqueue(&mut self.head, &mut self.tail, i, |t| {
+            slots[t as usize].next = i
+        });
         self.len -= 1;
     }
 
@@ -148,11 +158,7 @@ impl<T: Copy> FifoPool<T> {
                 let slot = &mut slots[i as usize];
                 slot.generation = slot.generation.wrapping_add(1);
                 slot.next = NONE;
-                match tail {
-                    NONE => head = i,
-                    t => slots[t as usize].next = i,
-                }
-                tail = i;
+                enqueue(&mut head, &mut tail, i, |t| slots[t as usize].next = i);
             }
         }
         self.alive.fill(0);
@@ -255,11 +261,10 @@ impl<T> ThreeArrays<T> {
         let slot = &mut self.sparse[i as usize];
         slot.generation = slot.generation.wrapping_add(1);
         slot.link = NONE;
-        match self.tail {
-            NONE => self.head = i,
-            t => self.sparse[t as usize].link = i,
-        }
-        self.tail = i;
+        let sparse = &mut self.sparse;
+        enqueue(&mut self.head, &mut self.tail, i, |t| {
+            sparse[t as usize].link = i
+        });
     }
 
     /// The items, packed.

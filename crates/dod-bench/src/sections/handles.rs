@@ -93,36 +93,6 @@ mod hop {
 }
 slot_like!(slotmap::DenseSlotMap<slotmap::DefaultKey, Item>, "slotmap::DenseSlotMap", slotmap::DefaultKey, values);
 
-/// HandleMap's layout with nothing but its three arrays and FIFO reuse: the floor of its
-/// design.
-impl Contender for ThreeArrays<Item> {
-    type H = (u32, u32);
-    const NAME: &'static str = "HandleMap's layout, stripped (floor)";
-    fn new() -> Self {
-        ThreeArrays::new()
-    }
-    #[inline]
-    fn insert(&mut self, v: Item) -> Self::H {
-        ThreeArrays::insert(self, v)
-    }
-    #[inline]
-    fn get(&self, h: Self::H) -> Option<&Item> {
-        ThreeArrays::get(self, h)
-    }
-    #[inline]
-    fn remove(&mut self, h: Self::H) -> Option<Item> {
-        ThreeArrays::remove(self, h)
-    }
-    fn sum(&self) -> u64 {
-        self.values()
-            .iter()
-            .fold(0u64, |s, v| s.wrapping_add(v.0[0]))
-    }
-    fn clear(&mut self) {
-        ThreeArrays::clear(self)
-    }
-}
-
 /// `values()` as an iterator, so the macro can call HandleMap's dense slice like the others.
 trait DodValues {
     fn dod_values(&self) -> std::slice::Iter<'_, Item>;
@@ -133,6 +103,20 @@ impl<K: dod::Key> DodValues for HandleMap<Item, K> {
         self.values().iter()
     }
 }
+
+impl DodValues for ThreeArrays<Item> {
+    fn dod_values(&self) -> std::slice::Iter<'_, Item> {
+        self.values().iter()
+    }
+}
+
+// HandleMap's layout with nothing but its three arrays and FIFO reuse: the floor of its design.
+slot_like!(
+    ThreeArrays<Item>,
+    "HandleMap's layout, stripped (floor)",
+    (u32, u32),
+    dod_values
+);
 
 impl Contender for thunderdome::Arena<Item> {
     type H = thunderdome::Index;
