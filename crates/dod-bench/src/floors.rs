@@ -35,6 +35,15 @@ fn enqueue(head: &mut u32, tail: &mut u32, i: u32, link: impl FnOnce(u32)) {
     *tail = i;
 }
 
+/// Takes the first slot off a FIFO queue: `next` is the link it held.
+#[inline]
+fn dequeue(head: &mut u32, tail: &mut u32, next: u32) {
+    *head = next;
+    if next == NONE {
+        *tail = NONE;
+    }
+}
+
 /// A slot of [`FifoPool`]: the item (stale once the slot is vacant), the generation (odd while
 /// occupied), and the next vacant slot in the queue.
 #[derive(Clone, Copy)]
@@ -71,10 +80,7 @@ impl<T: Copy> FifoPool<T> {
         let i = if self.head != NONE {
             let i = self.head;
             let slot = &mut self.slots[i as usize];
-            self.head = slot.next;
-            if self.head == NONE {
-                self.tail = NONE;
-            }
+            dequeue(&mut self.head, &mut self.tail, slot.next);
             slot.value = value;
             slot.generation = slot.generation.wrapping_add(1);
             i
@@ -208,10 +214,7 @@ impl<T> ThreeArrays<T> {
         let i = if self.head != NONE {
             let i = self.head;
             let slot = &mut self.sparse[i as usize];
-            self.head = slot.link;
-            if self.head == NONE {
-                self.tail = NONE;
-            }
+            dequeue(&mut self.head, &mut self.tail, slot.link);
             slot.generation = slot.generation.wrapping_add(1);
             slot.link = pos;
             i
