@@ -1925,19 +1925,12 @@ impl BitSet {
             // words, deferred bits included) or panics naming the bound; its summary updates
             // on the stale summaries are overwritten at the end.
             match past {
-                Some(i) => s.insert_out_of_line(i),
+                Some(i) => {
+                    s.insert(i);
+                }
                 None => break,
             }
         }
-    }
-
-    /// [`insert`](BitSet::insert), kept out of a batch's loop, where an index past the
-    /// universe is rare.
-    #[cold]
-    #[inline(never)]
-    #[track_caller]
-    fn insert_out_of_line(&mut self, index: u32) {
-        self.insert(index);
     }
 
     /// [`rebuild_summaries`](BitSet::rebuild_summaries) in place, for words that did not
