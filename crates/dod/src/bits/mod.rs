@@ -1928,16 +1928,28 @@ impl BitSet {
                 }
                 _ => true,
             });
-            // Past the universe: `insert` grows it (a growth rebuilds the summaries from the
-            // words, deferred bits included) or panics naming the bound; its summary updates
-            // on the stale summaries are overwritten at the end.
             match past {
-                Some(i) => {
-                    s.insert(i);
+                // Past the universe but within the words and the bound (an ascending batch
+                // takes this path for every index): the universe grows by a store, as in
+                // `insert`, and the bit is set; the summaries are refilled at the end.
+                Some(i) if (i as usize) < s.words.len() << 6 && i <= s.max_index => {
+                    s.universe = i as usize + 1;
+                    s.words[i as usize >> 6] |= 1 << (i & 63);
                 }
+                Some(i) => s.grow_and_insert(i),
                 None => break,
             }
         }
+    }
+
+    /// [`insert`](BitSet::insert) of an index past the words, out of a batch's loop: the
+    /// growth rebuilds the summaries from the words, deferred bits included, or panics naming
+    /// the bound. Its summary updates on a batch's stale summaries are overwritten at the end.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn grow_and_insert(&mut self, index: u32) {
+        self.insert(index);
     }
 
     /// [`rebuild_summaries`](BitSet::rebuild_summaries) in place, for words that did not
