@@ -2323,6 +2323,16 @@ mod tests {
         assert_eq!(s.universe(), 4_096);
     }
 
+    /// A xorshift generator of pseudo-random `u64`s from `seed` (not zero).
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn random_inserts_keep_every_summary_layer_exact() {
         // Random indices over three summary layers (2^19 indices: 8 192 words), from empty to
@@ -2330,13 +2340,7 @@ mod tests {
         // stop being full (and are deferred) and fill again through `insert`. Each summary
         // is compared with a rebuild as the set fills, the contents with a model.
         let universe: u32 = if cfg!(miri) { 1 << 13 } else { 1 << 19 };
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut s = BitSet::with_universe(universe as usize);
         let mut model = alloc::collections::BTreeSet::new();
         // Under Miri, where every step is slow, a quarter of the way; the fill below still
@@ -2390,13 +2394,7 @@ mod tests {
     fn extend_matches_insert_on_every_path() {
         // Short batches go one index at a time, long ones defer the summaries; both must leave
         // the same set, with summaries as exact as `insert` keeps them.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for (universe, batch, spread) in [
             (0, 10, 500),
             (4_096, 10, 4_096),
