@@ -811,14 +811,7 @@ impl BitSet {
             self.any.set_from(1, w >> 6);
         }
         if new == u64::MAX {
-            if w == self.unsummarized {
-                // Its bit in `free` is already clear, as a full word's must be.
-                self.unsummarized = NONE;
-            } else {
-                // Also reached when the bit was already set in a full word: clearing the
-                // summary bit again changes nothing.
-                self.free.clear(w);
-            }
+            self.summarize_full(w);
         }
     }
 
@@ -940,14 +933,21 @@ impl BitSet {
             self.any.set(w);
         }
         if new == u64::MAX {
-            if w == self.unsummarized {
-                // Its bit in `free` is already clear, as a full word's must be.
-                self.unsummarized = NONE;
-            } else {
-                // Also reached when the bit was already set in a full word: clearing the
-                // summary bit again changes nothing.
-                self.free.clear(w);
-            }
+            self.summarize_full(w);
+        }
+    }
+
+    /// Word `w` is full (it was, or a bit set just filled it): its bit in `free` is cleared, or
+    /// the deferral ends if it is the deferred word, whose bit is already clear. Inline in the
+    /// out-of-line summary updates of `set_bit` and `insert_bit`.
+    #[inline(always)]
+    fn summarize_full(&mut self, w: usize) {
+        if w == self.unsummarized {
+            self.unsummarized = NONE;
+        } else {
+            // Also reached when the bit was already set in a full word: clearing the summary
+            // bit again changes nothing.
+            self.free.clear(w);
         }
     }
 
