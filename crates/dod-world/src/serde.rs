@@ -323,11 +323,28 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         }
         if let Some(Some(bytes)) = data {
             let store = DataStore::<Entity>::from_bytes(&bytes).map_err(de::Error::custom)?;
-            self.world.set_data_store(store);
+            self.world
+                .set_data_store(live_data(&store).map_err(de::Error::custom)?);
         }
         self.world.check_loaded().map_err(de::Error::custom)?;
         Ok(self.world)
     }
+}
+
+/// The live entries of a loaded data store, in a new store. The bytes may also hold the slots
+/// of removed entries, each with the tag of the key it last held: the world checks liveness
+/// itself and needs none of them, and a slot whose tag is newer than its entity's generation
+/// (or of another world) would refuse that entity's data later. Whether each live entry
+/// belongs to a live entity is checked with the components, in [`World::check_loaded`].
+fn live_data(loaded: &DataStore<Entity>) -> Result<DataStore<Entity>, String> {
+    let mut store = DataStore::with_capacity(loaded.len(), loaded.capacity());
+    *store.names_mut() = loaded.names().clone();
+    for (e, view) in loaded.iter() {
+        store
+            .try_insert_data(e, view)
+            .map_err(|err| alloc::format!("data of entity {e:?}: {err}"))?;
+    }
+    Ok(store)
 }
 
 /// Stores a field's value, refusing a field given twice.

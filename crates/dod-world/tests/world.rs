@@ -597,6 +597,59 @@ mod saving {
         }
     }
 
+    /// The bytes of a data store holding only the slots of removed entries, at `indices`
+    /// (increasing) with `tag` (bit 31 set: vacant), and no buffer.
+    fn vacant_data_slots(indices: &[u32], tag: [u8; 4]) -> String {
+        let mut bytes = b"DODs".to_vec();
+        bytes.extend([2, 0, 1, 0, 5, 0xFF, 0, 0]); // version 2, hash id 1, blocks of 32, no buffer
+        bytes.extend((indices.len() as u32).to_le_bytes());
+        bytes.extend([0; 8]); // no buffer, no entity
+        for i in indices {
+            bytes.extend(i.to_le_bytes());
+            bytes.extend(tag);
+            bytes.extend([0; 4]);
+        }
+        serde_json::to_string(&bytes).unwrap()
+    }
+
+    #[test]
+    fn removed_data_slots_in_a_save_refuse_no_entity_later() {
+        // Slots of removed data carry the tag their key had: here one newer than entity 0's
+        // generation (2 against 1), and one of another world. Neither may refuse the data of
+        // the entity that lives there, or of the one spawned there next.
+        for tag in [[2, 0, 1, 0x80], [1, 0, 2, 0x80]] {
+            let data = vacant_data_slots(&[0], tag);
+            for slots in ["[65537]", "[]"] {
+                let json = format!(
+                    r#"{{"world_id":1,"min_free":0,"slots":{slots},"free":[],"components":{{}},"data":{data}}}"#
+                );
+                let mut world = saving_world();
+                world
+                    .load(&mut serde_json::Deserializer::from_str(&json))
+                    .unwrap();
+                world.assert_invariants();
+                let live = world.entities().iter().next();
+                let e = live.unwrap_or_else(|| world.spawn(()));
+                assert_eq!(e.index(), 0);
+                world.set_data(e, "x", 1.0).unwrap();
+                assert_eq!(world.data(e).unwrap().get_f32("x"), Some(1.0));
+                world.insert_data(e, &dod::DataComponent::new()).unwrap();
+                assert_eq!(world.data(e).unwrap().get_f32("x"), None);
+            }
+        }
+        // Slots of removed entries far out, a page apart, cost the loaded world nothing.
+        let far: Vec<u32> = (0..64).map(|k| 4_000_000_000 + k * 4096).collect();
+        let data = vacant_data_slots(&far, [1, 0, 1, 0x80]);
+        let json = format!(
+            r#"{{"world_id":1,"min_free":0,"slots":[],"free":[],"components":{{}},"data":{data}}}"#
+        );
+        let mut world = saving_world();
+        world
+            .load(&mut serde_json::Deserializer::from_str(&json))
+            .unwrap();
+        assert!(world.data_store().memory_usage() < 4096);
+    }
+
     #[test]
     fn bad_saves_are_errors_and_leave_the_world_as_it_was() {
         let mut world = saving_world();

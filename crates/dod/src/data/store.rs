@@ -187,7 +187,8 @@ impl<K: Key> DataStore<K> {
     ///
     /// # Panics
     ///
-    /// If `bytes` is more than 2 GiB.
+    /// If `bytes` is more than 2 GiB, or if the slot table for `entities` indices overflows
+    /// `isize::MAX` bytes (as [`Vec::with_capacity`]).
     ///
     /// ```
     /// # use dod::data::DataStore;
