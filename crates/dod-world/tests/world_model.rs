@@ -2773,8 +2773,15 @@ fn exercise_loaded(mut world: World, cfg: &Config) {
     again.assert_invariants();
     assert_eq!(serde_json::to_string(&again).unwrap(), json);
     drop(again);
+    // Every live entity takes data, whatever the loaded store held of removed entries.
+    for &e in &es {
+        world.set_data(e, "probe", 1.0).expect("a live entity");
+        assert_eq!(world.data(e).and_then(|d| d.get_f32("probe")), Some(1.0));
+    }
     let e = world.spawn((A(1), T1));
     assert!(world.is_alive(e) && !es.contains(&e));
+    world.set_data(e, "probe", 2.0).expect("a live entity");
+    assert_eq!(world.data(e).and_then(|d| d.get_f32("probe")), Some(2.0));
     for e in es {
         assert!(world.despawn(e));
     }
