@@ -82,8 +82,8 @@ pub use entity::{Entities, Entity};
 pub use error::NoSuchEntity;
 pub use group::{GroupError, MAX_OWNED};
 pub use query::{
-    Added, Changed, Query, QueryData, QueryFilter, QueryIter, QueryState, ReadOnlyQueryData,
-    SliceData, With, Without,
+    Added, Changed, Query, QueryData, QueryFilter, QueryIntoIter, QueryIter, QueryState,
+    ReadOnlyQueryData, SharedQuery, SliceData, With, Without,
 };
 pub use storage::{Component, ComponentId, Tick};
 pub use view::ViewMut;

@@ -15,7 +15,7 @@ use crate::commands::Commands;
 use crate::entity::{Entities, Entity};
 use crate::error::NoSuchEntity;
 use crate::group::GroupError;
-use crate::query::{Query, QueryData, ReadOnlyQueryData};
+use crate::query::{Query, QueryData, ReadOnlyQueryData, SharedQuery};
 use crate::storage::{Component, ComponentId, Components, Ctx, Tick};
 
 /// The ids worlds stamp into their entities: 1 ..= 0x7FFF, in turn.
@@ -879,7 +879,7 @@ impl World {
     /// ```
     pub fn query<Q: QueryData>(&mut self) -> Query<'_, Q> {
         self.flush();
-        Query::new(self, false)
+        Query::new(self)
     }
 
     /// The change counter now: writes from now on are stamped with it. See [`Tick`].
@@ -1200,7 +1200,7 @@ impl World {
     /// }
     /// ```
     pub fn query_ref<Q: ReadOnlyQueryData>(&self) -> Query<'_, Q> {
-        Query::new(self, false)
+        Query::new(self)
     }
 
     /// The shared form of the world, for systems that run at the same time: its queries take
@@ -1792,8 +1792,8 @@ impl<'w> Shared<'w> {
     /// let w = world.share();
     /// assert_eq!(w.query::<&u32>().count(), 1);
     /// ```
-    pub fn query<Q: QueryData>(&self) -> Query<'w, Q> {
-        Query::new(self.world, true)
+    pub fn query<Q: QueryData>(&self) -> SharedQuery<'w, Q> {
+        Query::new(self.world)
     }
 
     /// The entity allocator: liveness, and [`reserve`](Entities::reserve) for commands.

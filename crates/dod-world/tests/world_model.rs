@@ -1194,7 +1194,7 @@ macro_rules! mut_query {
             }
             3 => $world.share().query::<$q>()$($f)*.for_each(|$pat| visited.push($visit)),
             4 => {
-                for $pat in $world.share().query::<$q>()$($f)* {
+                for $pat in &mut $world.share().query::<$q>()$($f)* {
                     visited.push($visit);
                 }
             }

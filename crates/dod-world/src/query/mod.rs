@@ -119,6 +119,14 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 /// `Q` is [`Entity`], `&T`, `&mut T`, `Option<&T>`, `Option<&mut T>` or a tuple of them; `F`
 /// is added with [`with`](Query::with) and [`without`](Query::without).
 ///
+/// `SHARED` tells the two forms apart. A query on `&mut World` (or a read-only one on
+/// `&World`) has the world to itself for `'w`, so its items may live that long: it is also
+/// an `IntoIterator` by value. A query of the shared form ([`SharedQuery`], made by
+/// [`Shared::query`]) holds per-storage borrow flags, which it gives back when it drops, so
+/// its items borrow the query: they are handed out by [`for_each`](Query::for_each),
+/// [`iter`](Query::iter) and [`get`](Query::get), and the query cannot be consumed into an
+/// iterator whose items would outlive its flags.
+///
 /// ```
 /// use dod_world::{Entity, World};
 ///
@@ -139,10 +147,8 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 ///
 /// [`Shared::query`]: crate::Shared::query
 #[must_use = "a query does nothing until it runs: for_each, iter, get"]
-pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
+pub struct Query<'w, Q: QueryData, F: QueryFilter = (), const SHARED: bool = false> {
     world: &'w World,
-    /// Whether runs take the storages' borrow flags (the shared form).
-    checked: bool,
     /// The flags held, once a run has taken them (released on drop).
     held: Option<Held<'w>>,
     /// What the query's elements and filters use, once checked.
@@ -155,6 +161,37 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     _types: Types<Q, F>,
 }
 
+/// A query of the shared form: it takes the storages' borrow flags when it first runs and
+/// gives them back when it drops. Made by [`Shared::query`] and
+/// [`QueryState::query_shared`].
+///
+/// Its items borrow the query, so none of them outlives the flags that guard it:
+///
+/// ```compile_fail,E0716
+/// let mut world = dod_world::World::new();
+/// world.spawn((1u32,));
+/// let w = world.share();
+/// // The query is dropped at the end of the statement, and its flags with it, so the
+/// // references cannot be kept past it (a second writer could take the flags then).
+/// let refs: Vec<&mut u32> = w.query::<&mut u32>().into_iter().collect();
+/// let again: Vec<&mut u32> = w.query::<&mut u32>().into_iter().collect();
+/// assert_eq!(refs.len() + again.len(), 2);
+/// ```
+///
+/// Kept in a binding, the query holds its flags for as long as its items are used:
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// world.spawn((1u32,));
+/// let w = world.share();
+/// let mut q = w.query::<&mut u32>();
+/// let refs: Vec<&mut u32> = q.iter().collect();
+/// assert_eq!(refs.len(), 1);
+/// ```
+///
+/// [`Shared::query`]: crate::Shared::query
+pub type SharedQuery<'w, Q, F = ()> = Query<'w, Q, F, true>;
+
 /// The query's element and filter types, held by a query that stores neither.
 pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
 
@@ -166,10 +203,10 @@ pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
 /// let shown = format!("{q:?}");
 /// assert!(shown.starts_with("Query { data: \"&u32\"") && shown.contains("shared: false"));
 /// ```
-impl<Q: QueryData, F: QueryFilter> fmt::Debug for Query<'_, Q, F> {
+impl<Q: QueryData, F: QueryFilter, const SHARED: bool> fmt::Debug for Query<'_, Q, F, SHARED> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         debug_types::<Q, F>(f, "Query")
-            .field("shared", &self.checked)
+            .field("shared", &SHARED)
             .finish_non_exhaustive()
     }
 }
@@ -185,14 +222,13 @@ fn debug_types<'a, 'b, Q, F>(
     d
 }
 
-impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
+impl<'w, Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'w, Q, F, SHARED> {
     /// A query over `world`, which the caller may access as `Q` and `F` declare: exclusively
-    /// (it holds `&mut World`, or `Q` is read-only and it holds `&World`), or, with `checked`,
+    /// (it holds `&mut World`, or `Q` is read-only and it holds `&World`), or, with `SHARED`,
     /// through the storages' borrow flags.
-    pub(crate) fn new(world: &'w World, checked: bool) -> Self {
+    pub(crate) fn new(world: &'w World) -> Self {
         Query {
             world,
-            checked,
             held: None,
             accesses: None,
             last_run: None,
@@ -217,7 +253,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// world.spawn((2u8,));
     /// assert_eq!(world.query::<&u8>().with::<Frozen>().iter().count(), 1);
     /// ```
-    pub fn with<T: crate::Component>(self) -> Query<'w, Q, (F, With<T>)> {
+    pub fn with<T: crate::Component>(self) -> Query<'w, Q, (F, With<T>), SHARED> {
         self.refilter()
     }
 
@@ -232,22 +268,21 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     /// let v: Vec<u8> = world.query::<&u8>().without::<Frozen>().iter().copied().collect();
     /// assert_eq!(v, [2]);
     /// ```
-    pub fn without<T: crate::Component>(self) -> Query<'w, Q, (F, Without<T>)> {
+    pub fn without<T: crate::Component>(self) -> Query<'w, Q, (F, Without<T>), SHARED> {
         self.refilter()
     }
 
     /// The same query with the filter `G` in place of `F`.
-    pub(crate) fn with_filter<G: QueryFilter>(self) -> Query<'w, Q, G> {
+    pub(crate) fn with_filter<G: QueryFilter>(self) -> Query<'w, Q, G, SHARED> {
         self.refilter()
     }
 
     /// The same query with another filter: the checks are made again when it runs, and its
     /// first run is a new run (its borrows, given up here, are taken again then, so what
     /// others wrote in between is seen).
-    fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G> {
+    fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G, SHARED> {
         Query {
             world: self.world,
-            checked: self.checked,
             held: None,
             accesses: None,
             last_run: self.last_run,
@@ -267,7 +302,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
         Q::access(world, accesses);
         F::access(world, accesses);
         check_conflicts(accesses);
-        if self.checked {
+        if SHARED {
             self.held = Some(Held::acquire(world, accesses));
         }
     }
@@ -722,7 +757,9 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, Q, F> {
     }
 }
 
-impl<'q, 'w, Q: QueryData, F: QueryFilter> IntoIterator for &'q mut Query<'w, Q, F> {
+impl<'q, 'w, Q: QueryData, F: QueryFilter, const SHARED: bool> IntoIterator
+    for &'q mut Query<'w, Q, F, SHARED>
+{
     type Item = Q::Item<'q>;
     type IntoIter = QueryIter<'q, Q, F>;
 
@@ -731,10 +768,10 @@ impl<'q, 'w, Q: QueryData, F: QueryFilter> IntoIterator for &'q mut Query<'w, Q,
     }
 }
 
-/// An iterator that owns its query; made by `Query::into_iter`.
+/// An iterator that owns its query; made by `Query::into_iter` on a query that has the
+/// world to itself (not the shared form, whose items borrow the query).
 pub struct QueryIntoIter<'w, Q: QueryData, F: QueryFilter> {
     cursor: Cursor<'w, Q, F>,
-    _held: Option<Held<'w>>,
 }
 
 impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIntoIter<'w, Q, F> {
@@ -756,11 +793,12 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIntoIter<'_, Q, F> {
     }
 }
 
-impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F> {
+impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F, false> {
     type Item = Q::Item<'w>;
     type IntoIter = QueryIntoIter<'w, Q, F>;
 
-    /// The items, for as long as the world is borrowed.
+    /// The items, for as long as the world is borrowed (a query of the shared form has no
+    /// `into_iter`: see [`SharedQuery`]).
     ///
     /// ```
     /// use dod_world::World;
@@ -772,18 +810,19 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F> {
     #[track_caller]
     fn into_iter(mut self) -> QueryIntoIter<'w, Q, F> {
         self.access();
-        let held = self.held.take();
+        debug_assert!(self.held.is_none(), "a query of this form takes no flags");
         let ticks = self.ticks();
         let world = self.world;
         let accesses = self.accesses.take().unwrap_or_default();
-        // SAFETY: as in `Query::prepare`: the accesses were checked, and the flags (if any)
-        // move into the iterator with the run; the query is consumed, so nothing else runs it.
+        // SAFETY: as in `Query::prepare`: the accesses were checked, and this form of query
+        // has the world as its elements declare for all of `'w` (it was made from
+        // `&'w mut World`, or from `&'w World` for a read-only `Q`), so items may live that
+        // long; the query is consumed, so nothing else runs it.
         #[allow(unsafe_code)]
         let run =
             unsafe { Run::prepare(world, ticks, &accesses) }.map(|r| r.drive(world, &accesses));
         QueryIntoIter {
             cursor: Cursor::new(run, world),
-            _held: held,
         }
     }
 }

@@ -42,7 +42,7 @@ impl<Q: QueryData, F: QueryFilter> Shared<'_, '_, Q, F> {
     }
 }
 
-impl<Q: QueryData, F: QueryFilter> Query<'_, Q, F> {
+impl<Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'_, Q, F, SHARED> {
     /// Calls `f` with the item of every matching entity, the driver's entities split over
     /// rayon's threads (rayon splits adaptively, so a few heavy items spread as well as many
     /// light ones). O(smallest storage × components / threads).

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
-use super::{Query, QueryData, QueryFilter, Types};
+use super::{Query, QueryData, QueryFilter, SharedQuery, Types};
 use crate::storage::Tick;
 use crate::world::{Shared, World};
 
@@ -100,7 +100,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// let w = world.share();
     /// assert_eq!(q.query_shared(w).count(), 1);
     /// ```
-    pub fn query_shared<'w>(&'w mut self, world: Shared<'w>) -> Query<'w, Q, F> {
+    pub fn query_shared<'w>(&'w mut self, world: Shared<'w>) -> SharedQuery<'w, Q, F> {
         world
             .query::<Q>()
             .with_filter::<F>()
