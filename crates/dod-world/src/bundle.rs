@@ -81,7 +81,8 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>);
 
-    /// The ids of the bundle's types, registering them.
+    /// The ids of the bundle's types, registering them, in order (a type named twice gives
+    /// its id twice).
     #[doc(hidden)]
     fn ids(components: &mut Components, out: &mut alloc::vec::Vec<ComponentId>);
 
@@ -219,16 +220,8 @@ macro_rules! tuple_bundle {
                 crate::group::typed_group_moves!($n; $($t $i),+)
             }
 
-            #[track_caller]
             fn ids(components: &mut Components, out: &mut alloc::vec::Vec<ComponentId>) {
-                let start = out.len();
-                $(
-                    let id = components.register::<$t>();
-                    if out[start..].contains(&id) {
-                        repeated(type_name::<$t>());
-                    }
-                    out.push(id);
-                )+
+                $(out.push(components.register::<$t>());)+
             }
         }
     };

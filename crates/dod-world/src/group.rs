@@ -18,8 +18,9 @@ use core::fmt;
 
 use crate::storage::{ComponentId, Components};
 
-/// The most types one group owns.
-pub const MAX_OWNED: usize = 16;
+/// The most types one group owns: the most a [`Bundle`](crate::Bundle) tuple holds, since
+/// a group is declared with one.
+pub const MAX_OWNED: usize = crate::storage::MAX_BUNDLE;
 
 /// One owning group.
 #[derive(Clone, Debug)]

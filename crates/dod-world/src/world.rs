@@ -206,7 +206,7 @@ impl WorldBuilder {
         self
     }
 
-    /// Declares an owning group of the component types `G` (a tuple of 2 to 16 types): see
+    /// Declares an owning group of the component types `G` (a tuple of 2 to 12 types): see
     /// [`World::group`].
     ///
     /// ```
@@ -1067,7 +1067,7 @@ impl World {
             .set_on_remove(Box::new(hook));
     }
 
-    /// Makes an owning group of the component types `G` (a tuple of 2 to 16 types): the
+    /// Makes an owning group of the component types `G` (a tuple of 2 to 12 types): the
     /// entities that have all of them are kept packed at the front of each of their storages,
     /// in one order, so a query that requires them all walks the packed prefix in lockstep
     /// with no lookups, and [`Query::slices`] hands the prefix out as slices. Adding or
@@ -1092,12 +1092,8 @@ impl World {
     pub fn group<G: Bundle>(&mut self) -> Result<(), GroupError> {
         self.flush();
         let mut ids = Vec::new();
-        let bad = catch_unwind(AssertUnwindSafe(|| G::ids(&mut self.components, &mut ids)));
-        if bad.is_err() {
-            return Err(GroupError::BadTypes {
-                why: "an owning group names one type twice".into(),
-            });
-        }
+        G::ids(&mut self.components, &mut ids);
+        // `add_group` refuses a type named twice, naming it, before anything changes.
         self.components.add_group(&ids, G::group_moves())
     }
 

@@ -40,10 +40,17 @@ fn a_type_belongs_to_one_group() {
     let mut world = grouped_world();
     let err = world.group::<(Vel, Mass)>().unwrap_err();
     assert!(matches!(err, GroupError::AlreadyGrouped { component } if component.ends_with("Vel")));
-    assert!(matches!(
-        world.group::<(u8, u8)>(),
-        Err(GroupError::BadTypes { .. })
-    ));
+    // A type named twice is an error that names it, not a panic caught inside.
+    let twice = world.group::<(u8, u8)>().unwrap_err();
+    assert!(
+        matches!(&twice, GroupError::BadTypes { why } if why.contains("`u8` twice")),
+        "{twice}"
+    );
+    let err = World::builder()
+        .group::<(Vel, Vel)>()
+        .try_build()
+        .unwrap_err();
+    assert!(err.to_string().contains("Vel` twice"), "{err}");
     assert!(matches!(
         world.group::<(u16,)>(),
         Err(GroupError::BadTypes { .. })

@@ -342,8 +342,9 @@ fn declare_group(w: &mut World, g: usize) -> Result<(), GroupError> {
         0 => w.group::<(A, C)>(),
         1 => w.group::<(T2, G)>(),
         2 => w.group::<(C, B)>(),
-        // Too few types (a type named twice panics inside, which a fuzzer's hook sees).
-        _ => w.group::<(A,)>(),
+        // Too few types, and a type named twice.
+        3 => w.group::<(A,)>(),
+        _ => w.group::<(A, A)>(),
     }
 }
 
@@ -1606,9 +1607,9 @@ impl Harness {
                 self.world.flush();
             }
             Op::Group(n) => {
-                let g = usize::from(n % 4);
+                let g = usize::from(n % 5);
                 let r = declare_group(&mut self.world, g);
-                if g == 3 {
+                if g >= 3 {
                     assert!(matches!(r, Err(GroupError::BadTypes { .. })), "{r:?}");
                 } else if GROUPS[g].iter().any(|&k| self.m.cfg.group_of(k).is_some()) {
                     let taken = |name: &str| {
