@@ -540,10 +540,16 @@ fn a_query_marks_only_the_entities_it_visits() {
     let b = world.spawn((Pos(0.0),)); // no `Vel`: not visited by `(&mut Pos, &Vel)`
     let mut changed = QueryState::<Entity, Changed<Pos>>::new();
     changed.query(&mut world).count();
-    // Exclusive and shared forms, both drivers: `Pos` is fetched before `Vel` is found
-    // missing.
+    // Counting hands nothing out, so it marks nothing, in either form or through an iterator.
     assert_eq!(world.query::<(&mut Pos, &Vel)>().count(), 1);
     assert_eq!(world.share().query::<(&mut Pos, &Vel)>().count(), 1);
+    assert_eq!(world.query::<&mut Pos>().iter().count(), 2);
+    assert_eq!(world.query::<&mut Pos>().into_iter().count(), 2);
+    assert_eq!(changed.query(&mut world).count(), 0);
+    // Exclusive and shared forms, both drivers: `Pos` is fetched before `Vel` is found
+    // missing.
+    world.query::<(&mut Pos, &Vel)>().for_each(|_| {});
+    world.share().query::<(&mut Pos, &Vel)>().for_each(|_| {});
     assert!(world.query::<(&mut Pos, &Vel)>().get(b).is_none());
     let got: Vec<Entity> = changed.query(&mut world).iter().collect();
     assert_eq!(got, [a]);

@@ -232,10 +232,11 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
     }
 }
 
-/// Keeps the entities whose `T` was added since the query's last run (a
-/// [`QueryState`](crate::QueryState) remembers it; a query without one sees every value as
-/// added). `T` must be tracked ([`World::track`](crate::World::track)): a query with the
-/// filter panics on its first run otherwise.
+/// Keeps the entities whose `T` was added since the query's last run, which a
+/// [`QueryState`](crate::QueryState) remembers (change filters are used through one; its
+/// first run sees every value as added). `T` must be tracked
+/// ([`World::track`](crate::World::track)): a query with the filter panics on its first run
+/// otherwise.
 ///
 /// ```
 /// use dod_world::{Added, Entity, QueryState, World};

@@ -508,19 +508,22 @@ impl<'w, Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'w, Q, F, SHARE
         item.map(Q::shrink)
     }
 
-    /// The number of matching entities. O(smallest storage).
+    /// The number of matching entities, handing nothing out: a `&mut T` of a tracked type is
+    /// not marked changed. O(smallest storage).
     ///
     /// ```
-    /// use dod_world::World;
+    /// use dod_world::{Changed, Entity, QueryState, World};
     /// let mut world = World::new();
+    /// world.track::<u32>();
     /// world.spawn((1u32,));
-    /// assert_eq!(world.query::<&u32>().count(), 1);
+    /// let mut changed = QueryState::<Entity, Changed<u32>>::new();
+    /// assert_eq!(changed.query(&mut world).count(), 1); // added counts as changed
+    /// assert_eq!(world.query::<&mut u32>().count(), 1);
+    /// assert_eq!(changed.query(&mut world).count(), 0); // counting wrote nothing
     /// ```
     #[track_caller]
     pub fn count(&mut self) -> usize {
-        let mut n = 0;
-        self.for_each(|_| n += 1);
-        n
+        self.iter().count()
     }
 }
 
@@ -680,6 +683,33 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
     /// The next matching item.
     #[inline]
     fn next(&mut self) -> Option<Q::Item<'w>> {
+        loop {
+            let (index, pos) = self.advance()?;
+            let run = self.run.as_ref()?;
+            // SAFETY: the walk yields each index once; items borrow the cursor's run for
+            // `'w`, which the iterator holds.
+            #[allow(unsafe_code)]
+            if let Some(item) = unsafe { Q::fetch(&run.data, index, pos) } {
+                return Some(item);
+            }
+        }
+    }
+
+    /// How many of the remaining entities match, handing nothing out (so marking nothing
+    /// changed).
+    fn count(mut self) -> usize {
+        let mut n = 0;
+        while let Some((index, pos)) = self.advance() {
+            if let Some(run) = &self.run {
+                n += usize::from(Q::has(&run.data, index, pos));
+            }
+        }
+        n
+    }
+
+    /// The next entity of the walk that passes the filter, with its position in the driver.
+    #[inline]
+    fn advance(&mut self) -> Option<(u32, usize)> {
         let run = self.run.as_ref()?;
         loop {
             let (index, pos) = match &mut self.walk {
@@ -705,14 +735,8 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
                 }
                 Walk::Done => return None,
             };
-            if !F::matches(&run.filter, index, pos) {
-                continue;
-            }
-            // SAFETY: the walk yields each index once; items borrow the cursor's run for
-            // `'w`, which the iterator holds.
-            #[allow(unsafe_code)]
-            if let Some(item) = unsafe { Q::fetch(&run.data, index, pos) } {
-                return Some(item);
+            if F::matches(&run.filter, index, pos) {
+                return Some((index, pos));
             }
         }
     }
@@ -741,6 +765,12 @@ impl<'q, Q: QueryData, F: QueryFilter> Iterator for QueryIter<'q, Q, F> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.cursor.size_hint()
+    }
+
+    /// Counts the remaining matches without handing them out: a `&mut T` of a tracked type
+    /// is not marked changed.
+    fn count(self) -> usize {
+        self.cursor.count()
     }
 }
 
@@ -784,6 +814,11 @@ impl<'w, Q: QueryData, F: QueryFilter> Iterator for QueryIntoIter<'w, Q, F> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.cursor.size_hint()
+    }
+
+    /// Counts the remaining matches without handing them out, as [`QueryIter::count`].
+    fn count(self) -> usize {
+        self.cursor.count()
     }
 }
 
