@@ -34,9 +34,13 @@ dod::new_handle_type! {
     /// An entity stays valid until it is despawned; after that it is *stale* for good: every
     /// lookup with it answers `None`, `false` or [`NoSuchEntity`](crate::NoSuchEntity), and
     /// no component of it ever shows up under another entity. Entities of another world are
-    /// refused the same way, by their world id: worlds take ids 1 to 32 767 in turn (the
-    /// 32 768th world made in a process shares the first one's), and a loaded world keeps the
-    /// id it was saved with, so two worlds loaded from one save accept each other's entities.
+    /// refused the same way, by their world id, as far as 15 bits allow:
+    /// - the worlds a process makes take ids 1 to 32 767 in turn, from a start drawn once per
+    ///   process, so no two of them share one until 32 767 have been made;
+    /// - a loaded world keeps the id it was saved with (so the saved entities stay valid): two
+    ///   worlds loaded from one save accept each other's entities, and a loaded world shares
+    ///   its id with a world of the process about once in 32 767.
+    ///
     /// `Option<Entity>` is 8 bytes.
     ///
     /// ```

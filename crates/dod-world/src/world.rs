@@ -18,11 +18,31 @@ use crate::group::GroupError;
 use crate::query::{Query, QueryData, ReadOnlyQueryData, SharedQuery};
 use crate::storage::{Component, ComponentId, Components, Ctx, Tick};
 
-/// The ids worlds stamp into their entities: 1 ..= 0x7FFF, in turn.
-static NEXT_WORLD_ID: AtomicU32 = AtomicU32::new(0);
+/// How many worlds this process has made.
+static WORLDS_MADE: AtomicU32 = AtomicU32::new(0);
 
+/// Where this process's world ids start: drawn once, so that a world made here and one
+/// loaded from a save made by another process rarely share an id (were every process to start
+/// at 1, its first world would share the id of every save of another process's first world,
+/// and accept that save's entities). Fixed under the fuzzer, whose runs must replay.
+fn first_world_id() -> u32 {
+    static START: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *START.get_or_init(|| {
+        if cfg!(fuzzing) {
+            return 0;
+        }
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(0x7FFF);
+        (h.finish() % 0x7FFF) as u32
+    })
+}
+
+/// The id a new world stamps into its entities: 1 ..= 0x7FFF, in turn from this process's
+/// start, so no two worlds of a process share one until 32 767 have been made.
 fn next_world_id() -> u16 {
-    (NEXT_WORLD_ID.fetch_add(1, Ordering::Relaxed) % 0x7FFF) as u16 + 1
+    let k = WORLDS_MADE.fetch_add(1, Ordering::Relaxed) % 0x7FFF;
+    ((first_world_id() + k) % 0x7FFF) as u16 + 1
 }
 
 /// The default number of vacant entity slots kept back before one is reused.

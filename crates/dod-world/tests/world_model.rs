@@ -41,7 +41,6 @@
 //! mutably through the shared form right after.
 //!
 //! In every case the world passes `assert_invariants` and matches the model updated that way.
-#![allow(unexpected_cfgs)] // `fuzzing`: set by cargo-fuzz when this file is built into `world_ops`
 
 use std::any::{type_name, Any, TypeId};
 use std::cell::Cell;
