@@ -11,10 +11,12 @@
 //!
 //! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
-//! first), `components` (a map from each saved type's name to its `(index, value)` pairs) and
-//! `data` (the [`DataStore`] bytes). Loading checks everything and returns an error, never a
-//! panic and never a broken world: an unknown component name, an entity given one component
-//! twice, a component or data of a dead entity, and a malformed allocator are all errors.
+//! first), `components` (a map from each saved type's name to its `(index, value)` pairs),
+//! `data` (the [`DataStore`] bytes) and `data_names` (the names of the data keys, each as its
+//! path segments, which the bytes do not hold; a save without the field loads with no names).
+//! Loading checks everything and returns an error, never a panic and never a broken world:
+//! an unknown component name, an entity given one component twice, a component or data of a
+//! dead entity, a malformed allocator and a name the registry refuses are all errors.
 
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
@@ -23,7 +25,7 @@ use core::any::TypeId;
 use core::fmt;
 use core::marker::PhantomData;
 
-use dod::data::DataStore;
+use dod::data::{DataStore, KeyNames};
 use dod::slot::Tag;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
@@ -239,6 +241,7 @@ const FIELDS: &[&str] = &[
     "free",
     "components",
     "data",
+    "data_names",
 ];
 
 impl Serialize for World {
@@ -254,7 +257,17 @@ impl Serialize for World {
         st.serialize_field("components", &SavedComponents(self))?;
         let data = (!self.data_store().is_empty()).then(|| self.data_store().to_bytes());
         st.serialize_field("data", &data)?;
+        st.serialize_field("data_names", &SavedNames(self.data_store().names()))?;
         st.end()
+    }
+}
+
+/// The data keys' names, each as its path segments.
+struct SavedNames<'a>(&'a KeyNames);
+
+impl Serialize for SavedNames<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|(_, segments)| segments))
     }
 }
 
@@ -291,6 +304,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         let mut free: Option<Vec<u32>> = None;
         let mut components: Option<Vec<(StoreFn, Pending)>> = None;
         let mut data: Option<Option<Vec<u8>>> = None;
+        let mut names: Option<Vec<Vec<String>>> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "world_id" => set_once(&mut world_id, &key, map.next_value()?)?,
@@ -298,6 +312,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
                 "slots" => set_once(&mut slots, &key, map.next_value()?)?,
                 "free" => set_once(&mut free, &key, map.next_value()?)?,
                 "data" => set_once(&mut data, &key, map.next_value()?)?,
+                "data_names" => set_once(&mut names, &key, map.next_value()?)?,
                 "components" => {
                     if components.is_some() {
                         return Err(de::Error::duplicate_field("components"));
@@ -321,11 +336,20 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         for (store, pending) in components.unwrap_or_default() {
             store(&mut self.world, pending).map_err(de::Error::custom)?;
         }
-        if let Some(Some(bytes)) = data {
-            let store = DataStore::<Entity>::from_bytes(&bytes).map_err(de::Error::custom)?;
-            self.world
-                .set_data_store(live_data(&store).map_err(de::Error::custom)?);
+        let mut store = match data {
+            Some(Some(bytes)) => {
+                let loaded = DataStore::<Entity>::from_bytes(&bytes).map_err(de::Error::custom)?;
+                live_data(&loaded).map_err(de::Error::custom)?
+            }
+            _ => DataStore::new(),
+        };
+        for path in names.unwrap_or_default() {
+            store
+                .names_mut()
+                .register_segments(&path)
+                .map_err(de::Error::custom)?;
         }
+        self.world.set_data_store(store);
         self.world.check_loaded().map_err(de::Error::custom)?;
         Ok(self.world)
     }

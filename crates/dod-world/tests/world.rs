@@ -553,12 +553,21 @@ mod saving {
             world.despawn(e);
         }
         world.set_data(es[0], "hp", 3.0).unwrap();
+        world.set_data(es[4], "stats.armor", 2.0).unwrap();
+        world.despawn(es[4]); // its data goes, the name of its key stays
         world.insert(es[3], (Pos(1.0),)).unwrap(); // not saved
         let mut loaded = saved_and_loaded(&world);
+        assert_eq!(world.data_store().names().len(), 2);
+        assert_eq!(loaded.data_store().names(), world.data_store().names());
+        let json = loaded
+            .data(es[0])
+            .unwrap()
+            .to_json(loaded.data_store().names());
+        assert_eq!(json.unwrap(), r#"{"hp":3.0}"#);
         for &e in &es[..5] {
             assert_eq!(loaded.get::<Name>(e), world.get::<Name>(e));
         }
-        for &e in &es[5..] {
+        for &e in &es[4..] {
             assert!(!loaded.is_alive(e), "stale stays stale");
         }
         assert_eq!(loaded.get::<Target>(es[1]), Some(&Target(Some(es[2]))));
@@ -678,6 +687,10 @@ mod saving {
             (
                 r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[0],"components":{},"data":null}"#,
                 "live or retired",
+            ),
+            (
+                r##"{"world_id":1,"min_free":0,"slots":[],"free":[],"components":{},"data":null,"data_names":[["#0000abcd"]]}"##,
+                "reserved",
             ),
             // A far index is refused before anything grows to reach it, whatever the order of
             // the fields.
