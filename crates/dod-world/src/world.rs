@@ -7,7 +7,7 @@ use core::fmt;
 use core::sync::atomic::{AtomicU32, Ordering};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use dod::data::{DataStore, DataView, PathKey, Value};
+use dod::data::{DataKey, DataStore, DataView, PathKey, Value};
 use dod::slot::Tag;
 
 use crate::bundle::Bundle;
@@ -1352,6 +1352,22 @@ impl World {
     /// ```
     pub fn remove_data(&mut self, e: Entity) -> bool {
         self.entities.is_alive(e) && self.data.remove(e)
+    }
+
+    /// Removes the value under `key` from `e`'s data; whether it was there (`false` too if `e`
+    /// is not alive or has no data). O(entries of `e`'s data).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// world.set_data(e, "hp", 3.0).unwrap();
+    /// world.set_data(e, "armor", 1.0).unwrap();
+    /// assert!(world.remove_data_key(e, "hp"));
+    /// assert!(!world.remove_data_key(e, "hp"));
+    /// assert_eq!(world.data(e).unwrap().get_f32("armor"), Some(1.0));
+    /// ```
+    pub fn remove_data_key(&mut self, e: Entity, key: impl Into<DataKey>) -> bool {
+        self.entities.is_alive(e) && self.data.remove_key(e, key)
     }
 
     /// The per-entity data store (read-only): every entity's data in one buffer.

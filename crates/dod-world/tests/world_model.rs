@@ -715,6 +715,8 @@ pub(crate) enum Op {
     SetData(Target, u8, u32),
     InsertData(Target, Vec<(u8, u32)>),
     RemoveData(Target),
+    /// Removes one key of an entity's data.
+    RemoveDataKey(Target, u8),
     /// Saves and loads: into a new world kept (0) or dropped (1), or into the world itself.
     SaveLoad(u8, Bun),
     /// A saved world with bytes changed, loaded.
@@ -1575,6 +1577,17 @@ impl Harness {
                 let had = self.m.alive(e) && self.m.data.remove(&e).is_some();
                 assert_eq!(self.world.remove_data(e), had);
             }
+            Op::RemoveDataKey(t, k) => {
+                let e = self.resolve(t);
+                let k = k % KEYS.len() as u8;
+                let had = self.m.alive(e)
+                    && self
+                        .m
+                        .data
+                        .get_mut(&e)
+                        .is_some_and(|d| d.remove(&k).is_some());
+                assert_eq!(self.world.remove_data_key(e, KEYS[k as usize]), had);
+            }
             Op::SaveLoad(how, bun) => self.save_load(how, bun),
             Op::LoadMutated(ref changes) => self.load_mutated(changes),
             Op::LoadBytes(ref bytes) => self.load_bytes(bytes),
@@ -2158,7 +2171,11 @@ impl Harness {
             .copied()
             .filter(|&e| m.has::<A>(e) && m.has::<C>(e))
             .collect();
+        // Counting hands nothing out and marks nothing; visiting marks.
         assert_eq!(w.query::<(&mut A, &mut C)>().count(), both.len());
+        let mut visited = 0;
+        w.query::<(&mut A, &mut C)>().for_each(|_| visited += 1);
+        assert_eq!(visited, both.len());
         for e in both {
             m.touch::<A>(e);
             m.touch::<C>(e);
@@ -2838,6 +2855,7 @@ mod props {
             1 => (target(), vec((any::<u8>(), any::<u32>()), 0..4))
                 .prop_map(|(t, es)| Op::InsertData(t, es)),
             1 => target().prop_map(Op::RemoveData),
+            1 => (target(), any::<u8>()).prop_map(|(t, k)| Op::RemoveDataKey(t, k)),
             1 => (any::<u8>(), bun()).prop_map(|(h, b)| Op::SaveLoad(h, b)),
             1 => vec((any::<u16>(), any::<u8>()), 1..4).prop_map(Op::LoadMutated),
             1 => vec(any::<u8>(), 0..32).prop_map(Op::LoadBytes),
