@@ -38,8 +38,8 @@ dod::new_handle_type! {
     /// - the worlds a process makes take ids 1 to 32 767 in turn, from a start drawn once per
     ///   process, so no two of them share one until 32 767 have been made;
     /// - a loaded world keeps the id it was saved with (so the saved entities stay valid): two
-    ///   worlds loaded from one save accept each other's entities, and a loaded world shares
-    ///   its id with a world of the process about once in 32 767.
+    ///   worlds loaded from one save accept each other's entities, and each world the process
+    ///   made has about one chance in 32 767 of sharing its id with a loaded one.
     ///
     /// `Option<Entity>` is 8 bytes.
     ///

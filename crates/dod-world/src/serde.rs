@@ -138,7 +138,7 @@ impl World {
     ///
     /// The deserializer's error for anything malformed (an unknown component name, a
     /// component twice on one entity, a component or data of a dead entity, an inconsistent
-    /// allocator); the world is then left unchanged.
+    /// allocator, a data key name the registry refuses); the world is then left unchanged.
     ///
     /// ```
     /// use dod_world::World;

@@ -1113,7 +1113,8 @@ impl World {
         self.flush();
         let mut ids = Vec::new();
         G::ids(&mut self.components, &mut ids);
-        // `add_group` refuses a type named twice, naming it, before anything changes.
+        // `add_group` refuses a type named twice, naming it, before any group changes (the
+        // types are registered either way).
         self.components.add_group(&ids, G::group_moves())
     }
 

@@ -7,7 +7,8 @@
 //!
 //! Forms:
 //! - [`for_each`](Query::for_each): internal iteration, the fast path;
-//! - [`iter`](Query::iter) and `IntoIterator`: an [`Iterator`];
+//! - [`iter`](Query::iter) and `IntoIterator` (by value for the exclusive form only): an
+//!   [`Iterator`];
 //! - [`get`](Query::get): one entity;
 //! - [`par_for_each`](Query::par_for_each) (feature `rayon`): the driver's entities split
 //!   over threads.
@@ -119,13 +120,14 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 /// `Q` is [`Entity`], `&T`, `&mut T`, `Option<&T>`, `Option<&mut T>` or a tuple of them; `F`
 /// is added with [`with`](Query::with) and [`without`](Query::without).
 ///
-/// `SHARED` tells the two forms apart. A query on `&mut World` (or a read-only one on
-/// `&World`) has the world to itself for `'w`, so its items may live that long: it is also
-/// an `IntoIterator` by value. A query of the shared form ([`SharedQuery`], made by
-/// [`Shared::query`]) holds per-storage borrow flags, which it gives back when it drops, so
-/// its items borrow the query: they are handed out by [`for_each`](Query::for_each),
-/// [`iter`](Query::iter) and [`get`](Query::get), and the query cannot be consumed into an
-/// iterator whose items would outlive its flags.
+/// `SHARED` tells the two forms apart. A query made from `&mut World` has the world to
+/// itself for `'w`, and a read-only one made from `&World` knows that nothing writes to it
+/// for `'w`, so their items may live that long: they are also an `IntoIterator` by value. A
+/// query of the shared form ([`SharedQuery`], made by [`Shared::query`]) holds per-storage
+/// borrow flags, which it gives back when it drops, so every way its items come out
+/// ([`for_each`](Query::for_each), [`iter`](Query::iter), [`get`](Query::get), `slices`,
+/// `par_for_each`, a `for` loop over `&mut query`) borrows the query, and it cannot be
+/// consumed into an iterator whose items would outlive its flags.
 ///
 /// ```
 /// use dod_world::{Entity, World};
