@@ -271,7 +271,9 @@ impl Model {
     /// What inserting for `e` does: replace the entry at a position (recording `e`'s tag, if
     /// it has one), append (`None`), or refuse.
     fn insertion(&self, e: Ent) -> Result<Option<usize>, InsertErrorKind> {
-        if e.index > self.max_index {
+        let live = self.live_at(e.index);
+        // Only a new entry is bounded: one held above a lowered bound stays replaceable.
+        if live.is_none() && e.index > self.max_index {
             return Err(InsertErrorKind::IndexAboveMax {
                 index: e.index,
                 max: self.max_index,
@@ -280,7 +282,7 @@ impl Model {
         if e.tag().is_some_and(|t| t & MALFORMED != 0) {
             return Err(InsertErrorKind::MalformedKey);
         }
-        let Some(p) = self.live_at(e.index) else {
+        let Some(p) = live else {
             return Ok(None);
         };
         let Slot::Live { tag: held, .. } = self.dense[p] else {
@@ -425,6 +427,10 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
         }
         Op::TryInsertAbove(d, v) => {
             let index = model.max_index.saturating_add(1).saturating_add(*d);
+            if model.live_at(index).is_some() {
+                // Held from before the bound was lowered: replaceable, as `Insert` checks.
+                return;
+            }
             let memory = set.memory_usage();
             let err = set.try_insert(index, *v).unwrap_err();
             let kind = InsertErrorKind::IndexAboveMax {

@@ -222,17 +222,23 @@ impl<K: Key> DataStore<K> {
     }
 
     /// Sets [`max_index`](DataStore::max_index). Components already in the store above it
-    /// stay; only insertions are checked. O(1).
+    /// stay, and can still be replaced (by the same or a newer key); only new components are
+    /// bounded. O(1).
     ///
     /// ```
     /// # use dod::data::DataStore;
     /// # use dod::{Handle, InsertErrorKind};
     /// let mut s: DataStore = DataStore::new();
+    /// let held = Handle::new(5000, 1, 0).unwrap();
+    /// s.insert(held);
     /// s.set_max_index(1000);
+    /// assert_eq!(s.try_insert(held), Ok(false)); // held before the bound: stays
+    /// assert!(s.insert(Handle::new(5000, 2, 0).unwrap())); // a newer key replaces it
+    /// let held_bytes = s.memory_usage();
     /// let far = Handle::new(4_000_000_000, 1, 0).unwrap();
     /// let err = s.try_insert(far).unwrap_err();
     /// assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: 4_000_000_000, max: 1000 });
-    /// assert_eq!(s.memory_usage(), 0);
+    /// assert_eq!(s.memory_usage(), held_bytes); // refused before allocating
     /// ```
     pub fn set_max_index(&mut self, max: u32) {
         self.max_index = max;
@@ -275,23 +281,26 @@ impl<K: Key> DataStore<K> {
         {
             return Err(InsertErrorKind::MalformedKey);
         }
-        if index > self.max_index {
+        let s = self.slots.get(index);
+        // A slot that never held a component has tag 0: every well-formed key is newer.
+        let plan = match Tag::from_bits(s.tag).age_of(e) {
+            Age::Same if s.is_live() => Plan::Has,
+            Age::Same => Plan::Fresh,
+            Age::Newer if s.is_live() => Plan::Replace,
+            Age::Newer => Plan::Fresh,
+            Age::Older => return Err(InsertErrorKind::StaleKey),
+            Age::Foreign => return Err(InsertErrorKind::ForeignKey),
+            Age::Malformed => return Err(InsertErrorKind::MalformedKey),
+        };
+        // Only a new entry is bounded: one the store holds above a lowered bound stays, and
+        // can be replaced.
+        if plan == Plan::Fresh && index > self.max_index {
             return Err(InsertErrorKind::IndexAboveMax {
                 index,
                 max: self.max_index,
             });
         }
-        let s = self.slots.get(index);
-        // A slot that never held a component has tag 0: every well-formed key is newer.
-        match Tag::from_bits(s.tag).age_of(e) {
-            Age::Same if s.is_live() => Ok(Plan::Has),
-            Age::Same => Ok(Plan::Fresh),
-            Age::Newer if s.is_live() => Ok(Plan::Replace),
-            Age::Newer => Ok(Plan::Fresh),
-            Age::Older => Err(InsertErrorKind::StaleKey),
-            Age::Foreign => Err(InsertErrorKind::ForeignKey),
-            Age::Malformed => Err(InsertErrorKind::MalformedKey),
-        }
+        Ok(plan)
     }
 
     /// Gives `e` a new block of order `order` (its page and the block allocated first, so an

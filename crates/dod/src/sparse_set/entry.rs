@@ -9,7 +9,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// The entry of `e`, for in-place manipulation, or `None` if an insertion for `e` would be
     /// refused: a stale, foreign or malformed key (see the
     /// [rules](crate::sparse_set#keys-plain-indices-and-generational-handles)), or an index above
-    /// [`max_index`](Self::max_index). As slotmap's `SecondaryMap::entry`.
+    /// [`max_index`](Self::max_index) that the set does not hold. As slotmap's
+    /// `SecondaryMap::entry`.
     ///
     /// The entry is [`Occupied`](Entry::Occupied) when the set holds `e` (for a `u32`: holds
     /// the index, whatever its tag). For a key newer than the entry its index holds, the entry
@@ -35,11 +36,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     pub fn entry<E: SparseKey>(&mut self, e: E) -> Option<Entry<'_, T, PAGE>> {
         let index = e.sparse_index();
-        if index > self.max_index {
-            return None;
-        }
         let tag = e.sparse_tag();
         let stored = self.slot(index);
+        // Only a new entry is bounded: one the set holds above a lowered bound stays.
+        if index > self.max_index && decode(stored).is_none() {
+            return None;
+        }
         match decode(stored) {
             Some(pos) => match tag {
                 Some(t) if t != slot_tag(stored) => {

@@ -858,7 +858,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         mut value: T,
     ) -> Result<Option<T>, InsertError<T>> {
         use InsertErrorKind::{Full, MalformedKey, OutOfMemory};
-        if index > self.max_index {
+        // Only a new entry is bounded: one the set holds above a lowered bound stays, and can
+        // be replaced.
+        if index > self.max_index && decode(self.slot(index)).is_none() {
             return Err(self.above_max(index, value));
         }
         if tag.is_some_and(is_malformed) {
@@ -977,8 +979,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.max_index
     }
 
-    /// Sets [`max_index`](Self::max_index). Entries already above it stay; only new
-    /// insertions are bounded.
+    /// Sets [`max_index`](Self::max_index). Entries already above it stay, and their values
+    /// can still be replaced; only new entries are bounded.
     ///
     /// O(1).
     ///
@@ -988,9 +990,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     ///
     /// ```
     /// let mut s = dod::SparseSet::new();
+    /// s.insert(500u32, 'a');
     /// s.set_max_index(100);
-    /// assert!(s.try_insert(101u32, ()).is_err());
-    /// assert!(s.try_insert(100u32, ()).is_ok());
+    /// assert!(s.try_insert(101u32, 'b').is_err());
+    /// assert!(s.try_insert(100u32, 'c').is_ok());
+    /// assert_eq!(s.try_insert(500u32, 'd'), Ok(Some('a'))); // held before: replaced
+    /// assert!(s.entry(500u32).is_some());
     /// ```
     #[track_caller]
     pub fn set_max_index(&mut self, max_index: u32) {
