@@ -350,8 +350,14 @@ impl Unresolved {
     #[track_caller]
     pub(crate) fn panic<K: Key>(&self, key: K) -> ! {
         let c = self.container;
-        if key.tag() & Tag::VACANT != 0 {
+        let t = key.tag();
+        if t & Tag::VACANT != 0 {
             panic!("malformed key {key:?}: bit 31 of its tag is set, which no {c} hands out")
+        }
+        // The tag's bits, not `Key::generation`, which cannot say 0.
+        let generation = (t & 0xFFFF) as u16;
+        if generation == 0 {
+            panic!("malformed key {key:?}: generation 0, which no {c} hands out")
         }
         if key.type_id() != self.type_id {
             panic!(
@@ -360,24 +366,34 @@ impl Unresolved {
                 self.type_id
             )
         }
+        if generation < self.first_generation {
+            // Whatever its index: `reset` may also have shrunk the slots below it.
+            panic!(
+                "stale key {key:?}: it is from before the {c}'s last reset() (its keys start \
+                 at generation {})",
+                self.first_generation
+            )
+        }
         let i = key.index();
+        let state = |s: Tag| if s.is_vacant() { "vacant" } else { "occupied" };
         match self.slot {
             None => panic!(
                 "key {key:?} is out of range: this {c} has {} slots (a key of another {c}, or \
                  forged)",
                 self.slot_count
             ),
-            Some(_) if key.generation().get() < self.first_generation => panic!(
-                "stale key {key:?}: it is from before the {c}'s last reset() (its keys start \
-                 at generation {})",
-                self.first_generation
-            ),
             Some(s) if s.is_retired() => {
                 panic!("stale key {key:?}: slot {i} is retired (its generations ran out)")
             }
+            Some(s) if generation > s.generation() => panic!(
+                "key {key:?} names generation {generation} of slot {i}, which this {c} has not \
+                 handed out (the slot is {} at generation {}): a key of another {c}, or forged",
+                state(s),
+                s.generation()
+            ),
             Some(s) => panic!(
                 "stale key {key:?}: slot {i} is {} at generation {}",
-                if s.is_vacant() { "vacant" } else { "occupied" },
+                state(s),
                 s.generation()
             ),
         }

@@ -897,6 +897,36 @@ fn index_panics_say_why_a_handle_does_not_resolve() {
         let _ = map[far];
     })
     .contains("out of range"));
+    // A key from before a reset, past the slots the map has made since: the reset is named.
+    let before = map.insert_many(0..10);
+    map.reset();
+    map.insert(1);
+    let why = message(&|| {
+        let _ = map[before[5]];
+    });
+    assert!(why.contains("reset()"), "{why}");
+    // A generation the slot has not reached: not stale, never handed out.
+    let now = map.insert(3);
+    let ahead = Handle::new(now.index(), now.generation() + 3, 0).unwrap();
+    let why = message(&|| {
+        let _ = map[ahead];
+    });
+    assert!(
+        why.contains("has not handed out") && !why.contains("stale"),
+        "{why}"
+    );
+    // Generation 0, which no handle made by `Handle::new` or `from_bits` has.
+    #[cfg(feature = "bytemuck")]
+    {
+        let zero: Option<Handle> = bytemuck::cast(u64::from(now.index()));
+        let why = message(&|| {
+            let _ = map[zero.unwrap()];
+        });
+        assert!(
+            why.contains("generation 0") && !why.contains("stale"),
+            "{why}"
+        );
+    }
 }
 
 /// A value counted like [`Counted`] whose `Drop` panics once, for the value that is armed
