@@ -931,6 +931,12 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         let key = Tag::from_bits(tag.unwrap_or(0));
         let (g, tid) = (key.generation(), key.type_id());
         match kind {
+            InsertErrorKind::IndexAboveMax {
+                index: TOMBSTONE, ..
+            } => panic!(
+                "SparseSet::insert: index u32::MAX is never an entity (it marks deferred \
+                 removals; use try_insert to refuse it without a panic)"
+            ),
             InsertErrorKind::IndexAboveMax { index, max } => panic!(
                 "SparseSet::insert: index {index} is above max_index {max} (raise it with \
                  set_max_index, or use try_insert to refuse such indices without a panic)"
