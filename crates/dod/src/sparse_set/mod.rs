@@ -1371,7 +1371,7 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "index 4294967295 is above max_index 4294967294")]
+    #[should_panic(expected = "index u32::MAX is never an entity")]
     fn tombstone_index_is_rejected() {
         SparseSet::<u8>::new().insert(u32::MAX, 0);
     }
