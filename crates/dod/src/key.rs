@@ -270,33 +270,39 @@ impl Key for Handle {
 pub struct Handle32(NonZeroU32);
 
 impl Handle32 {
-    /// Builds a handle from its fields, or `None` if the generation is 0 or the index is
-    /// `0xFFFF` (never a slot).
+    /// Builds a handle from its fields, or `None` if the generation is 0 or the index does
+    /// not fit 16 bits below `0xFFFF` (never a slot). The index is a `u32`, as every
+    /// container's and [`index`](Handle32::index)'s.
     ///
     /// ```
     /// # use dod::Handle32;
     /// assert!(Handle32::new(0, 1).is_some());
+    /// assert!(Handle32::new(0xFFFE, 1).is_some());
     /// assert!(Handle32::new(0xFFFF, 1).is_none());
+    /// assert!(Handle32::new(70_000, 1).is_none());
     /// assert!(Handle32::new(0, 0).is_none());
     /// ```
-    pub const fn new(index: u16, generation: u16) -> Option<Self> {
-        if generation == 0 || index == u16::MAX {
+    pub const fn new(index: u32, generation: u16) -> Option<Self> {
+        if generation == 0 || index >= u16::MAX as u32 {
             return None;
         }
-        match NonZeroU32::new(index as u32 | (generation as u32) << 16) {
+        match NonZeroU32::new(index | (generation as u32) << 16) {
             Some(nz) => Some(Handle32(nz)),
             None => None,
         }
     }
 
-    /// The slot index (bits 0–15).
+    /// The slot index (bits 0–15, so below 65 535), as a `u32`: the index type of every
+    /// container and of [`Key::index`], so that code written for one key type (`pool.get_at(
+    /// h.index())`, `mask.insert(h.index())`) compiles for the others.
     ///
     /// ```
-    /// assert_eq!(dod::Handle32::new(9, 1).unwrap().index(), 9);
+    /// let h = dod::Handle32::new(9, 1).unwrap();
+    /// assert_eq!(h.index(), 9u32);
     /// ```
     #[inline]
-    pub const fn index(self) -> u16 {
-        self.0.get() as u16
+    pub const fn index(self) -> u32 {
+        self.0.get() & 0xFFFF
     }
 
     /// The generation (bits 16–31), never 0.
@@ -329,7 +335,7 @@ impl Handle32 {
     /// ```
     #[inline]
     pub const fn from_bits(bits: u32) -> Option<Self> {
-        Self::new(bits as u16, (bits >> 16) as u16)
+        Self::new(bits & 0xFFFF, (bits >> 16) as u16)
     }
 }
 
@@ -353,7 +359,7 @@ impl Key for Handle32 {
     }
     #[inline]
     fn index(self) -> u32 {
-        u32::from(Handle32::index(self))
+        Handle32::index(self)
     }
     #[inline]
     fn generation(self) -> NonZeroU16 {
