@@ -533,10 +533,14 @@ mod saving {
 
     /// A new saving world loaded from `world`'s save, its invariants checked.
     fn saved_and_loaded(world: &World) -> World {
-        let json = serde_json::to_string(world).unwrap();
+        loaded_from(&serde_json::to_string(world).unwrap())
+    }
+
+    /// A new saving world loaded from `json`, its invariants checked.
+    fn loaded_from(json: &str) -> World {
         let mut loaded = saving_world();
         loaded
-            .load(&mut serde_json::Deserializer::from_str(&json))
+            .load(&mut serde_json::Deserializer::from_str(json))
             .unwrap();
         loaded.assert_invariants();
         loaded
@@ -621,6 +625,14 @@ mod saving {
         serde_json::to_string(&bytes).unwrap()
     }
 
+    /// A saving world loaded from a save of world 1 with these entity `slots` (JSON) and `data`
+    /// (JSON bytes), and no components.
+    fn loaded_with_data(slots: &str, data: &str) -> World {
+        loaded_from(&format!(
+            r#"{{"world_id":1,"min_free":0,"slots":{slots},"free":[],"components":{{}},"data":{data}}}"#
+        ))
+    }
+
     #[test]
     fn removed_data_slots_in_a_save_refuse_no_entity_later() {
         // Slots of removed data carry the tag their key had: here one newer than entity 0's
@@ -629,14 +641,7 @@ mod saving {
         for tag in [[2, 0, 1, 0x80], [1, 0, 2, 0x80]] {
             let data = vacant_data_slots(&[0], tag);
             for slots in ["[65537]", "[]"] {
-                let json = format!(
-                    r#"{{"world_id":1,"min_free":0,"slots":{slots},"free":[],"components":{{}},"data":{data}}}"#
-                );
-                let mut world = saving_world();
-                world
-                    .load(&mut serde_json::Deserializer::from_str(&json))
-                    .unwrap();
-                world.assert_invariants();
+                let mut world = loaded_with_data(slots, &data);
                 let live = world.entities().iter().next();
                 let e = live.unwrap_or_else(|| world.spawn(()));
                 assert_eq!(e.index(), 0);
@@ -648,14 +653,7 @@ mod saving {
         }
         // Slots of removed entries far out, a page apart, cost the loaded world nothing.
         let far: Vec<u32> = (0..64).map(|k| 4_000_000_000 + k * 4096).collect();
-        let data = vacant_data_slots(&far, [1, 0, 1, 0x80]);
-        let json = format!(
-            r#"{{"world_id":1,"min_free":0,"slots":[],"free":[],"components":{{}},"data":{data}}}"#
-        );
-        let mut world = saving_world();
-        world
-            .load(&mut serde_json::Deserializer::from_str(&json))
-            .unwrap();
+        let world = loaded_with_data("[]", &vacant_data_slots(&far, [1, 0, 1, 0x80]));
         assert!(world.data_store().memory_usage() < 4096);
     }
 
