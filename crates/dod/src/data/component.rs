@@ -172,6 +172,12 @@ impl DataComponent {
     /// registered (deeper than [`MAX_PATH_DEPTH`](super::MAX_PATH_DEPTH), or a reserved
     /// name): one lookup of O(log names), plus, the first time, a copy of the path.
     ///
+    /// Keys are 32-bit hashes, so two paths with the same hash are one key: setting the second
+    /// replaces the first's value, and the name kept is the first's. To learn of such a pair,
+    /// register the names up front with [`KeyNames::register`](super::KeyNames::register),
+    /// which reports it as [`NameError::Collision`](super::NameError::Collision) (as
+    /// `from_json`, feature `json`, does).
+    ///
     /// # Panics
     ///
     /// If the component would need more than `u32::MAX` bytes.
