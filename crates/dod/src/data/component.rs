@@ -32,8 +32,8 @@ static NO_NAMES: KeyNames = KeyNames::new();
 /// re-packed) or by [`compact`](DataComponent::compact).
 ///
 /// A value set by a path string (`set("stats.health", ..)`) also keeps the path's name on the
-/// side ([`names`](DataComponent::names)), so that [`to_json`](DataComponent::to_json) writes
-/// it by name; a value set by a [`DataKey`] keeps none and costs nothing more. Names are
+/// side ([`names`](DataComponent::names)), so that `to_json` (feature `json`) writes it by
+/// name; a value set by a [`DataKey`] keeps none and costs nothing more. Names are
 /// metadata: they are not part of the bytes, of equality, or of what `from_bytes` reads.
 ///
 /// The buffer *is* the file format ([`as_bytes`](DataComponent::as_bytes)): moving, copying
