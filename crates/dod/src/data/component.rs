@@ -430,7 +430,7 @@ impl DataComponent {
     }
 
     /// The names of the paths values were set by ([`set`](DataComponent::set) with a path
-    /// string), which [`to_json`](DataComponent::to_json) uses. Removing a value keeps its
+    /// string), which `to_json` (feature `json`) uses. Removing a value keeps its
     /// name; `merge_from`, `apply` and `from_bytes` bring none. O(1).
     ///
     /// ```

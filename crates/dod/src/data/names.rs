@@ -17,7 +17,7 @@ use super::{DataKey, DataView, MAX_PATH_DEPTH};
 /// Paths have at most [`MAX_PATH_DEPTH`] segments, the bound that `to_json` and `from_json`
 /// share, so that every registered name can be written and read back. The one-segment names
 /// `#` followed by eight lowercase hex digits are reserved: they are how JSON writes a key
-/// that has no name ([`DataView::to_json`]).
+/// that has no name (`DataView::to_json`, feature `json`).
 ///
 /// ```
 /// use dod::data::{DataComponent, KeyNames};

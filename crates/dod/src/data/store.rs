@@ -805,7 +805,7 @@ impl<K: Key> DataStore<K> {
     }
 
     /// The names of the paths values were set by ([`set`](DataStore::set) with a path
-    /// string), for every entity; [`to_json`](DataStore::to_json) uses them. Not saved by
+    /// string), for every entity; `to_json` (feature `json`) uses them. Not saved by
     /// [`to_bytes`](DataStore::to_bytes). O(1).
     ///
     /// ```
