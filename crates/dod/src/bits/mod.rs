@@ -666,6 +666,14 @@ impl BitSet {
         self
     }
 
+    /// Whether the universe can grow to hold `index` by a store alone: `index` is within the
+    /// words already allocated and the bound. The bits past the universe are zero and the
+    /// summaries cover every word (invariants 1, 2 and 5), so nothing else changes.
+    #[inline(always)]
+    fn grows_by_a_store(&self, index: usize) -> bool {
+        index < self.words.len() << 6 && index <= self.max_index as usize
+    }
+
     /// The largest universe the bound allows: `max_index + 1` (or [`MAX_UNIVERSE`]).
     #[inline]
     fn bound(&self) -> usize {
@@ -753,10 +761,8 @@ impl BitSet {
     pub fn insert(&mut self, index: u32) -> bool {
         let index = index as usize;
         if index >= self.universe {
-            // Within the words already allocated the universe grows by a store: the bits past
-            // it are zero and the summaries cover every word (invariants 1 and 2). A pool
-            // appending a slot takes this path on every insertion.
-            if index < self.words.len() << 6 && index <= self.max_index as usize {
+            // A pool appending a slot takes the store on every insertion.
+            if self.grows_by_a_store(index) {
                 self.universe = index + 1;
             } else {
                 self.grow_for(index);
@@ -1932,7 +1938,7 @@ impl BitSet {
                 // Past the universe but within the words and the bound (an ascending batch
                 // takes this path for every index): the universe grows by a store, as in
                 // `insert`, and the bit is set; the summaries are refilled at the end.
-                Some(i) if (i as usize) < s.words.len() << 6 && i <= s.max_index => {
+                Some(i) if s.grows_by_a_store(i as usize) => {
                     s.universe = i as usize + 1;
                     s.words[i as usize >> 6] |= 1 << (i & 63);
                 }
