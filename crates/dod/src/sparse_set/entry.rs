@@ -38,8 +38,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         let index = e.sparse_index();
         let tag = e.sparse_tag();
         let stored = self.slot(index);
-        // Only a new entry is bounded: one the set holds above a lowered bound stays.
-        if index > self.max_index && decode(stored).is_none() {
+        if self.bounds_out(index, stored) {
             return None;
         }
         match decode(stored) {

@@ -858,9 +858,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         mut value: T,
     ) -> Result<Option<T>, InsertError<T>> {
         use InsertErrorKind::{Full, MalformedKey, OutOfMemory};
-        // Only a new entry is bounded: one the set holds above a lowered bound stays, and can
-        // be replaced.
-        if index > self.max_index && decode(self.slot(index)).is_none() {
+        if self.bounds_out(index, self.slot(index)) {
             return Err(self.above_max(index, value));
         }
         if tag.is_some_and(is_malformed) {
@@ -910,6 +908,14 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
                 Err(v) => value = v,
             }
         }
+    }
+
+    /// Whether an insertion at `index`, whose slot is `stored`, is refused by `max_index`.
+    /// Only a new entry is bounded: one the set holds above a lowered bound stays, and its
+    /// value can be replaced.
+    #[inline]
+    fn bounds_out(&self, index: u32, stored: Slot) -> bool {
+        index > self.max_index && decode(stored).is_none()
     }
 
     /// The error of an index above `max_index`.
