@@ -361,8 +361,8 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
 /// (or of another world) would refuse that entity's data later. Whether each live entry
 /// belongs to a live entity is checked with the components, in [`World::check_loaded`].
 fn live_data(loaded: &DataStore<Entity>) -> Result<DataStore<Entity>, String> {
+    // No names to carry over: the bytes hold none (the save's `data_names` does).
     let mut store = DataStore::with_capacity(loaded.len(), loaded.capacity());
-    *store.names_mut() = loaded.names().clone();
     for (e, view) in loaded.iter() {
         store
             .try_insert_data(e, view)
