@@ -16,7 +16,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::storage::{ComponentId, Components};
+use crate::storage::{AnyStorage, Column, Component, ComponentId, Components, Storage};
 
 /// The most types one group owns: the most a [`Bundle`](crate::Bundle) tuple holds, since
 /// a group is declared with one.
@@ -33,13 +33,50 @@ pub(crate) struct Group {
     pub(crate) moves: GroupMoves,
 }
 
-/// How an entity enters and leaves one group: `fn(components, group, entity index)`, made
-/// for the group's types, so the lookups and swaps inline, with no call through the erased
-/// storage and no type test.
+impl Group {
+    /// Where `id` is among the owned types; `id` is one of them.
+    #[inline]
+    pub(crate) fn position_of(&self, id: ComponentId) -> usize {
+        match self.owned.iter().position(|&o| o == id) {
+            Some(k) => k,
+            None => unreachable!("a type's group owns it"),
+        }
+    }
+}
+
+/// The storages of the types `owned` (distinct ids, as a group's are), in that order.
+#[inline]
+#[allow(unsafe_code)]
+fn owned_storages<'a>(columns: &'a mut [Column], owned: &[ComponentId]) -> OwnedStorages<'a> {
+    let mut storages: OwnedStorages<'a> = [const { None }; MAX_OWNED];
+    let n = columns.len();
+    let base = columns.as_mut_ptr();
+    for (slot, id) in storages.iter_mut().zip(owned) {
+        let i = id.index();
+        assert!(i < n, "a group owns a registered type");
+        // SAFETY: `i < n`, so `base.add(i)` is a column of the slice. A group's ids are
+        // distinct (`add_group` refuses a type named twice), so every `&mut` made here is to
+        // another column; all of them derive from the `&'a mut` slice, which nothing else
+        // uses while they live.
+        *slot = Some(unsafe { (*base.add(i)).any_mut() });
+    }
+    storages
+}
+
+/// The storages a group owns, resolved once: entry `i` is the storage of the group's `i`-th
+/// type, and the entries past the group's types are `None`. A [`ViewMut`](crate::ViewMut) of
+/// an owned type keeps them for its whole life, so that its moves start at the storages
+/// instead of finding them again (group, owned ids, column, boxed storage: four dependent
+/// loads) for every entity.
+pub(crate) type OwnedStorages<'a> = [Option<&'a mut dyn AnyStorage>; MAX_OWNED];
+
+/// How an entity enters and leaves one group: `fn(owned storages, group len, entity index)`,
+/// made for the group's types, so the lookups and swaps inline, with no call through the
+/// erased storage and no type test.
 #[derive(Clone, Copy, Debug)]
 pub struct GroupMoves {
-    pub(crate) enter: fn(&mut Components, usize, u32),
-    pub(crate) leave: fn(&mut Components, usize, u32, Leaving),
+    pub(crate) enter: fn(&mut OwnedStorages<'_>, &mut usize, u32),
+    pub(crate) leave: fn(&mut OwnedStorages<'_>, &mut usize, u32, Leaving),
 }
 
 /// Why an entity leaves a group: what the caller removes from the owned storages right after.
@@ -49,20 +86,43 @@ pub struct GroupMoves {
 /// entity's position, which is what the swap would have done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Leaving {
-    /// It loses this component (removed next); the others stay.
-    Loses(ComponentId),
+    /// It loses the component of the group's `k`-th type (removed next); the others stay.
+    Loses(usize),
     /// It is despawned: every component is removed next.
     Despawned,
 }
 
 impl Leaving {
-    /// Whether the storage of `id` loses the entity's value right after.
+    /// Whether the storage of the group's `k`-th type loses the entity's value right after.
     #[inline]
-    pub(crate) fn removes(self, id: ComponentId) -> bool {
+    pub(crate) fn removes(self, k: usize) -> bool {
         match self {
-            Leaving::Loses(lost) => lost == id,
+            Leaving::Loses(lost) => lost == k,
             Leaving::Despawned => true,
         }
+    }
+}
+
+/// The typed storage in `slot`.
+///
+/// # Safety
+///
+/// `slot` holds the storage of `T` (a [`GroupMoves`] made for the group's tuple reads entry
+/// `i` as the tuple's `i`-th type).
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(crate) unsafe fn owned_storage<'s, T: Component>(
+    slot: &'s mut Option<&mut dyn AnyStorage>,
+) -> &'s mut Storage<T> {
+    match slot {
+        Some(any) => {
+            debug_assert!(any.as_any().is::<Storage<T>>(), "a storage of another type");
+            // SAFETY: the entry is `T`'s storage (the caller's contract), which is what the
+            // data part of the `dyn AnyStorage` points at; `&mut` to the entry makes the
+            // borrow unique.
+            unsafe { &mut *(&mut **any as *mut dyn AnyStorage).cast::<Storage<T>>() }
+        }
+        None => unreachable!("a group's moves read only its own types' storages"),
     }
 }
 
@@ -70,72 +130,70 @@ impl Leaving {
 /// [`Bundle`](crate::Bundle) for its tuples.
 macro_rules! typed_group_moves {
     ($n:literal; $($t:ident $i:tt),+) => {{
-        /// Puts entity `index` into group `g` if it has every owned type and is not in yet.
-        fn enter<$($t: crate::storage::Component),+>(components: &mut crate::storage::Components, g: usize, index: u32) {
-            let group = &components.groups[g];
-            let len = group.len;
-            let owned: [crate::storage::ComponentId; $n] = [$(group.owned[$i]),+];
-            let columns = &components.columns;
+        /// Puts entity `index` into the group of `len` members whose storages are `owned`, if
+        /// it has every owned type and is not in yet.
+        fn enter<$($t: crate::storage::Component),+>(
+            owned: &mut crate::group::OwnedStorages<'_>,
+            len: &mut usize,
+            index: u32,
+        ) {
+            let at = *len;
             let positions: [usize; $n] = [$({
-                // SAFETY: the group owns `$t` at `owned[$i]` (it was made from this tuple),
-                // and `&mut crate::storage::Components` excludes any other access to the column.
+                // SAFETY: the group's moves were made from this tuple, so entry `$i` is the
+                // storage of `$t`.
                 #[allow(unsafe_code)]
-                let storage = unsafe { columns[owned[$i].index()].storage_of::<$t>() };
+                let storage = unsafe { crate::group::owned_storage::<$t>(&mut owned[$i]) };
                 match storage.position_of(index) {
-                    Some(at) if at >= len => at,
+                    Some(p) if p >= at => p,
                     // Already in (position below `len`), or lacking a type.
                     _ => return,
                 }
             }),+];
             $(
-                if positions[$i] != len {
-                    // SAFETY: as above; `&mut crate::storage::Components` is exclusive access to the column,
-                    // and this is its only reference.
+                if positions[$i] != at {
+                    // SAFETY: as above.
                     #[allow(unsafe_code)]
-                    let storage = unsafe { columns[owned[$i].index()].storage_mut::<$t>() };
-                    storage.swap_positions(positions[$i], len);
+                    let storage = unsafe { crate::group::owned_storage::<$t>(&mut owned[$i]) };
+                    storage.swap_positions(positions[$i], at);
                 }
             )+
-            components.groups[g].len += 1;
+            *len = at + 1;
         }
 
-        /// Takes entity `index` out of group `g` if it is in, before the caller removes what
-        /// `leaving` says.
+        /// Takes entity `index` out of the group of `len` members whose storages are `owned`,
+        /// if it is in, before the caller removes what `leaving` says.
         fn leave<$($t: crate::storage::Component),+>(
-            components: &mut crate::storage::Components,
-            g: usize,
+            owned: &mut crate::group::OwnedStorages<'_>,
+            len: &mut usize,
             index: u32,
             leaving: crate::group::Leaving,
         ) {
-            let group = &components.groups[g];
-            let len = group.len;
-            let owned: [crate::storage::ComponentId; $n] = [$(group.owned[$i]),+];
-            let columns = &components.columns;
+            let members = *len;
             // A member sits below `len` in every owned storage; one lookup per storage finds
             // both whether it is a member and where to swap from.
             let positions: [usize; $n] = [$({
                 // SAFETY: as in `enter`.
                 #[allow(unsafe_code)]
-                let storage = unsafe { columns[owned[$i].index()].storage_of::<$t>() };
+                let storage = unsafe { crate::group::owned_storage::<$t>(&mut owned[$i]) };
                 match storage.position_of(index) {
-                    Some(at) if at < len => at,
+                    Some(p) if p < members => p,
                     _ => return,
                 }
             }),+];
-            let last = len - 1;
+            let last = members - 1;
             $(
                 if positions[$i] != last {
                     // SAFETY: as in `enter`.
                     #[allow(unsafe_code)]
-                    let storage = unsafe { columns[owned[$i].index()].storage_mut::<$t>() };
+                    let storage = unsafe { crate::group::owned_storage::<$t>(&mut owned[$i]) };
                     // A storage that loses the value next and ends with the group's last
                     // member: its swap-and-pop puts that member at the position.
-                    if !(leaving.removes(owned[$i]) && storage.set.indices().len() == len) {
+                    if !(leaving.removes($i) && storage.set.indices().len() == members) {
                         storage.swap_positions(positions[$i], last);
                     }
                 }
             )+
-            components.groups[g].len = last;
+            *len = last;
         }
 
         crate::group::GroupMoves {
@@ -224,12 +282,20 @@ impl Components {
     /// Packs every entity that has all of group `g`'s types (after a load, or when the group
     /// is made).
     pub(crate) fn pack(&mut self, g: usize) {
-        self.groups[g].len = 0;
         let first = self.groups[g].owned[0];
         let candidates = self.columns[first.index()].any().indices();
+        let (mut owned, group) = self.group_parts(g);
+        group.len = 0;
         for index in candidates {
-            self.enter(g, index);
+            (group.moves.enter)(&mut owned, &mut group.len, index);
         }
+    }
+
+    /// Group `g` and its owned storages, apart: what its moves work on.
+    #[inline]
+    pub(crate) fn group_parts(&mut self, g: usize) -> (OwnedStorages<'_>, &mut Group) {
+        let group = &mut self.groups[g];
+        (owned_storages(&mut self.columns, &group.owned), group)
     }
 
     /// Whether any group exists (the fast path skips everything below).
@@ -243,22 +309,19 @@ impl Components {
     pub(crate) fn enter_groups(&mut self, index: u32, ids: &[ComponentId]) {
         for id in ids {
             if let Some(g) = self.columns[id.index()].group {
-                self.enter(g as usize, index);
+                let (mut owned, group) = self.group_parts(g as usize);
+                (group.moves.enter)(&mut owned, &mut group.len, index);
             }
         }
-    }
-
-    /// Puts entity `index` into group `g` if it has every owned type and is not in yet.
-    #[inline]
-    pub(crate) fn enter(&mut self, g: usize, index: u32) {
-        (self.groups[g].moves.enter)(self, g, index);
     }
 
     /// Takes entity `index` out of the group of `id`, if `id` is grouped and `index` is in it:
     /// right before its value of that type is removed.
     pub(crate) fn leave_group_of(&mut self, index: u32, id: ComponentId) {
         if let Some(g) = self.columns[id.index()].group {
-            self.leave(g as usize, index, Leaving::Loses(id));
+            let (mut owned, group) = self.group_parts(g as usize);
+            let k = group.position_of(id);
+            (group.moves.leave)(&mut owned, &mut group.len, index, Leaving::Loses(k));
         }
     }
 
@@ -266,15 +329,9 @@ impl Components {
     /// it removed).
     pub(crate) fn leave_all_groups(&mut self, index: u32) {
         for g in 0..self.groups.len() {
-            self.leave(g, index, Leaving::Despawned);
+            let (mut owned, group) = self.group_parts(g);
+            (group.moves.leave)(&mut owned, &mut group.len, index, Leaving::Despawned);
         }
-    }
-
-    /// Takes entity `index` out of group `g` if it is in, right before the removal `leaving`
-    /// names.
-    #[inline]
-    pub(crate) fn leave(&mut self, g: usize, index: u32, leaving: Leaving) {
-        (self.groups[g].moves.leave)(self, g, index, leaving);
     }
 
     /// Empties every group (the storages were cleared).

@@ -4,7 +4,8 @@ use core::fmt;
 
 use crate::commands::Commands;
 use crate::entity::{Entities, Entity};
-use crate::storage::{Component, ComponentId, Components, Ctx, Storage, Tick};
+use crate::group::{owned_storage, Group, Leaving, OwnedStorages};
+use crate::storage::{AnyStorage, Component, Ctx, Storage, Tick};
 use crate::World;
 
 /// The storage of one component type, borrowed from the world once for many entities:
@@ -43,9 +44,11 @@ pub struct ViewMut<'w, T: Component> {
 enum Target<'w, T: Component> {
     Alone(&'w mut Storage<T>),
     Grouped {
-        components: &'w mut Components,
-        id: ComponentId,
-        group: u32,
+        /// The group's storages, `T`'s among them.
+        owned: OwnedStorages<'w>,
+        group: &'w mut Group,
+        /// Where `T` is among the group's types.
+        me: usize,
     },
 }
 
@@ -66,11 +69,11 @@ impl World {
         let (entities, components, commands) = self.view_parts();
         let id = components.register::<T>();
         let target = match components.columns[id.index()].group {
-            Some(group) => Target::Grouped {
-                components,
-                id,
-                group,
-            },
+            Some(g) => {
+                let (owned, group) = components.group_parts(g as usize);
+                let me = group.position_of(id);
+                Target::Grouped { owned, group, me }
+            }
             None => {
                 // SAFETY: `id` was registered for `T` just above.
                 #[allow(unsafe_code)]
@@ -93,15 +96,16 @@ impl<T: Component> ViewMut<'_, T> {
     fn shared(&self) -> &Storage<T> {
         match &self.target {
             Target::Alone(storage) => storage,
-            Target::Grouped { components, id, .. } => {
-                // SAFETY: `id` is `T`'s (registered for it in `view_mut`), and the view holds
-                // the world's components exclusively, so no `&mut` to the column is live but
-                // through it.
-                #[allow(unsafe_code)]
-                unsafe {
-                    components.columns[id.index()].storage_of::<T>()
+            Target::Grouped { owned, me, .. } => match &owned[*me] {
+                Some(any) => {
+                    // SAFETY: entry `me` is `T`'s storage (`view_mut` found `T`'s id there).
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        &*(&**any as *const dyn AnyStorage).cast::<Storage<T>>()
+                    }
                 }
-            }
+                None => unreachable!("a group's storages include each of its types"),
+            },
         }
     }
 
@@ -110,12 +114,13 @@ impl<T: Component> ViewMut<'_, T> {
     fn storage(&mut self) -> (&mut Storage<T>, Ctx<'_>) {
         let storage = match &mut self.target {
             Target::Alone(storage) => &mut **storage,
-            Target::Grouped { components, id, .. } => {
-                // SAFETY: `id` is `T`'s (registered for it in `view_mut`). Unchecked: a view is
-                // made for many calls, and the type test would be paid on every one.
+            Target::Grouped { owned, me, .. } => {
+                // SAFETY: entry `me` is `T`'s storage (`view_mut` found `T`'s id there).
+                // Unchecked: a view is made for many calls, and the type test would be paid
+                // on every one.
                 #[allow(unsafe_code)]
                 unsafe {
-                    components.columns[id.index()].storage_of_mut_unchecked::<T>()
+                    owned_storage::<T>(&mut owned[*me])
                 }
             }
         };
@@ -158,14 +163,8 @@ impl<T: Component> ViewMut<'_, T> {
         };
         let (storage, mut ctx) = self.storage();
         let new = storage.insert(e, value, &mut ctx);
-        if let (
-            Target::Grouped {
-                components, group, ..
-            },
-            true,
-        ) = (&mut self.target, new)
-        {
-            components.enter(*group as usize, e.index());
+        if let (Target::Grouped { owned, group, .. }, true) = (&mut self.target, new) {
+            (group.moves.enter)(owned, &mut group.len, e.index());
         }
         Ok(new)
     }
@@ -188,14 +187,9 @@ impl<T: Component> ViewMut<'_, T> {
                 return taken;
             }
         }
-        if let Target::Grouped {
-            components,
-            id,
-            group,
-        } = &mut self.target
-        {
-            let leaving = crate::group::Leaving::Loses(*id);
-            components.leave(*group as usize, e.index(), leaving);
+        if let Target::Grouped { owned, group, me } = &mut self.target {
+            let leaving = Leaving::Loses(*me);
+            (group.moves.leave)(owned, &mut group.len, e.index(), leaving);
         }
         let (storage, mut ctx) = self.storage();
         storage.remove(e, &mut ctx)

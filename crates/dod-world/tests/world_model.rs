@@ -1702,8 +1702,8 @@ impl Harness {
                 }
             }
             4 => {
-                // Through a view (which holds the storage alone, or the registry for a type
-                // of a group); what hooks record is made at the next change.
+                // Through a view (which holds the storage alone, or, for a type of a group,
+                // every storage of the group); what hooks record is made at the next change.
                 let got = w.view_mut::<A>().insert(e, A(v));
                 if m.alive(e) {
                     assert_eq!(got, Ok(!m.has::<A>(e)));
