@@ -14,6 +14,10 @@
 //! - [`SoaSet`]: `SparseSet`'s layout. A flat array of sparse slots (dense position, tag),
 //!   the dense entity indices and the dense values in two arrays. No pages, tombstones or
 //!   keys.
+//! - [`GroupedPair`]: an owning group's layout. Two [`SoaSet`]s whose first `len` entries are
+//!   the entities that have both, in one order: an entity that gains its second component is
+//!   swapped to position `len` in both, one that loses it is swapped to `len - 1` first. No
+//!   world around it (no liveness check, erased storages or change stamps).
 //!
 //! Keys are `(index, generation)` pairs; a slot's generation is odd while it is occupied and
 //! even while it is free, so a stale key finds nothing, as in the containers.
@@ -326,6 +330,53 @@ impl<T> SoaSet<T> {
         Some(value)
     }
 
+    /// The empty set of a universe of `n` entities.
+    pub fn empty(n: u32) -> Self {
+        SoaSet {
+            slots: vec![(0, 0); n as usize],
+            entities: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Adds entity `e` (below the universe) with `value`; `false` if it was there already.
+    #[inline]
+    pub fn insert(&mut self, e: u32, value: T) -> bool {
+        let slot = &mut self.slots[e as usize];
+        if slot.0 != 0 {
+            return false;
+        }
+        slot.0 = self.entities.len() as u32 + 1;
+        self.entities.push(e);
+        self.values.push(value);
+        true
+    }
+
+    /// The dense position of entity `e`.
+    #[inline]
+    pub fn position(&self, e: u32) -> Option<usize> {
+        let pos = self.slots.get(e as usize)?.0.checked_sub(1)?;
+        Some(pos as usize)
+    }
+
+    /// Swaps the entries at dense positions `a` and `b`.
+    #[inline]
+    pub fn swap_positions(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        self.entities.swap(a, b);
+        self.values.swap(a, b);
+        self.slots[self.entities[a] as usize].0 = a as u32 + 1;
+        self.slots[self.entities[b] as usize].0 = b as u32 + 1;
+    }
+
+    /// The dense entity indices.
+    #[cfg(test)]
+    pub fn entities(&self) -> &[u32] {
+        &self.entities
+    }
+
     /// The value of entity `e`.
     #[cfg(test)]
     pub fn get(&self, e: u32) -> Option<&T> {
@@ -336,6 +387,64 @@ impl<T> SoaSet<T> {
     /// The number of entities held.
     pub fn len(&self) -> usize {
         self.entities.len()
+    }
+}
+
+/// An owning group's layout, stripped: see the [module docs](self). `held` holds every entity
+/// of its universe; `added` gains and loses them.
+pub struct GroupedPair<T> {
+    held: SoaSet<T>,
+    added: SoaSet<T>,
+    /// How many entities have both, packed at the front of both sets.
+    len: usize,
+}
+
+impl<T: Copy> GroupedPair<T> {
+    /// Entities `0..n`, each holding `value` in `held` and nothing in `added`.
+    pub fn new(n: u32, value: T) -> Self {
+        GroupedPair {
+            held: SoaSet::filled(n, |_| value),
+            added: SoaSet::empty(n),
+            len: 0,
+        }
+    }
+
+    /// Gives entity `e` its `added` value; it joins the group.
+    #[inline]
+    pub fn add(&mut self, e: u32, value: T) {
+        if !self.added.insert(e, value) {
+            return;
+        }
+        let at = self.len;
+        let (Some(h), Some(a)) = (self.held.position(e), self.added.position(e)) else {
+            return;
+        };
+        self.held.swap_positions(h, at);
+        self.added.swap_positions(a, at);
+        self.len += 1;
+    }
+
+    /// Takes entity `e`'s `added` value away; it leaves the group first.
+    #[inline]
+    pub fn remove(&mut self, e: u32) -> Option<T> {
+        let (h, a) = (self.held.position(e)?, self.added.position(e)?);
+        if h < self.len {
+            let last = self.len - 1;
+            self.held.swap_positions(h, last);
+            // `added` ends with the group's last member when it holds only the group: its
+            // swap-and-pop below moves that member into `a`, as the swap would.
+            if self.added.len() != self.len {
+                self.added.swap_positions(a, last);
+            }
+            self.len = last;
+        }
+        self.added.swap_remove(e)
+    }
+
+    /// How many entities have both.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
     }
 }
 
@@ -444,6 +553,37 @@ mod tests {
             for (k, v) in &model {
                 assert_eq!(set.get(*k), Some(v));
             }
+        }
+    }
+
+    /// The group floor against a map of the entities with both components, after every add
+    /// and remove: the same entities packed at the front of both sets, in one order.
+    #[test]
+    fn grouped_pair_keeps_its_group_packed_in_one_order() {
+        let n = 200u32;
+        let mut pair = GroupedPair::new(n, 1u64);
+        let mut model: HashMap<u32, u64> = HashMap::new();
+        let mut rng = Rng(777);
+        for step in 0..4000u64 {
+            let e = rng.below(n as usize) as u32;
+            if rng.below(2) == 0 {
+                pair.add(e, step);
+                model.entry(e).or_insert(step);
+            } else {
+                assert_eq!(pair.remove(e), model.remove(&e));
+            }
+            assert_eq!(pair.len(), model.len());
+            let (held, added) = (pair.held.entities(), pair.added.entities());
+            assert_eq!(held[..pair.len()], added[..pair.len()]);
+            let mut members = added[..pair.len()].to_vec();
+            let mut expect: Vec<u32> = model.keys().copied().collect();
+            members.sort_unstable();
+            expect.sort_unstable();
+            assert_eq!(members, expect);
+            for (k, v) in &model {
+                assert_eq!(pair.added.get(*k), Some(v));
+            }
+            assert!((0..n).all(|e| pair.held.get(e) == Some(&1)));
         }
     }
 }

@@ -12,6 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use crate::alloc_counter::live_bytes;
+use crate::floors;
 use crate::harness::{self, per_elem, progress, time, Boxed, Config, Sampler, Table, Timing};
 
 // --- components -----------------------------------------------------------------------------
@@ -1207,7 +1208,14 @@ fn groups_table(plan: &Plan) -> Table {
     t.empty_rows(GROUP_ROWS.iter().map(|r| r.name));
     for (c, &w) in ws.iter().enumerate() {
         progress(format!("world: {} with groups", w.name()));
-        let timings = measure(plan, &GROUP_ROWS, w);
+        let mut contenders: Vec<Boxed<'_>> = GROUP_ROWS
+            .iter()
+            .map(|r| harness::contender(r.name, (r.sampler)(w, plan)))
+            .collect();
+        if w == Workload::AddRemove {
+            contenders.extend(add_remove_floors(plan.add_remove as u32));
+        }
+        let timings = harness::measure(plan.samples(w), &mut contenders);
         fill(&mut t, c, plan, w, &timings);
     }
     let (g, u) = (DodGrouped::NAME, <DodWorld>::NAME);
@@ -1222,6 +1230,7 @@ fn groups_table(plan: &Plan) -> Table {
     ));
     t.note(ratio_verdict(&t, iter, u, best_archetype(&t, iter), None));
     t.note(ratio_verdict(&t, add, g, u, Some(1.5)));
+    t.note(ratio_verdict(&t, add, GROUP_FLOOR, PLAIN_FLOOR, None));
     t.note(ratio_verdict(
         &t,
         add,
@@ -1235,7 +1244,60 @@ fn groups_table(plan: &Plan) -> Table {
          group with one swap per owned storage. The workloads are the suite table's; every row \
          of this table is timed in turns again, in this table's own rounds.",
     );
+    t.note(format!(
+        "{GROUP_FLOOR}: add_remove on two bare sparse sets (a flat sparse array, the dense \
+         entities and the dense values) whose first entries are the entities with both, in one \
+         order: an entity that gains its second component is swapped to the group's end in \
+         both, one that loses it is swapped out first. {PLAIN_FLOOR}: the same set without a \
+         group, an insertion and a swap-and-pop. No world around either (no liveness check, \
+         erased storages or stamps). Their ratio is what the group's layout itself costs on \
+         add_remove in this run: one more row each, with the same noise as the others, not a \
+         proven bound."
+    ));
     t
+}
+
+/// The name of the owning group's stripped layout in the groups table.
+const GROUP_FLOOR: &str = "owning group's layout, stripped (floor)";
+
+/// The name of the plain sparse set's stripped layout in the groups table.
+const PLAIN_FLOOR: &str = "sparse set's layout, stripped (floor)";
+
+/// add_remove on the stripped layouts, grouped and plain ([`floors::GroupedPair`],
+/// [`floors::SoaSet`]), over entities `0..n`.
+fn add_remove_floors<'p>(n: u32) -> [Boxed<'p>; 2] {
+    let mut pair = floors::GroupedPair::new(n, 0.0f32);
+    let grouped = move || {
+        let d = time(|| {
+            for e in 0..n {
+                pair.add(e, 1.0);
+            }
+            for e in 0..n {
+                pair.remove(e);
+            }
+        })
+        .0;
+        black_box(&mut pair);
+        d
+    };
+    let mut set = floors::SoaSet::empty(n);
+    let plain = move || {
+        let d = time(|| {
+            for e in 0..n {
+                set.insert(e, 0.0f32);
+            }
+            for e in 0..n {
+                set.swap_remove(e);
+            }
+        })
+        .0;
+        black_box(&mut set);
+        d
+    };
+    [
+        harness::contender(GROUP_FLOOR, grouped),
+        harness::contender(PLAIN_FLOOR, plain),
+    ]
 }
 
 /// The change-tracking workload: `n` entities with a `Position` (tracked) and a `Velocity`;
