@@ -96,7 +96,7 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
 type Wanted = (ComponentId, fn() -> &'static str, bool);
 
 /// The borrow flags a query of the shared form holds, released when dropped.
-pub(crate) struct Held<'w> {
+pub struct Held<'w> {
     world: &'w World,
     /// `(column, exclusive)`.
     held: SmallVec<[(ComponentId, bool); 8]>,

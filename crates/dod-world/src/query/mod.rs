@@ -127,7 +127,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 /// borrow flags, which it gives back when it drops, so every way its items come out
 /// ([`for_each`](Query::for_each), [`iter`](Query::iter), [`get`](Query::get), `slices`,
 /// `par_for_each`, a `for` loop over `&mut query`) borrows the query, and it cannot be
-/// consumed into an iterator whose items would outlive its flags.
+/// consumed into an iterator whose items would outlive its flags. A query of the exclusive
+/// form has no drop glue, so its borrow of the world ends at its last use (see
+/// [`QueryForm`]).
 ///
 /// ```
 /// use dod_world::{Entity, World};
@@ -149,10 +151,14 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 ///
 /// [`Shared::query`]: crate::Shared::query
 #[must_use = "a query does nothing until it runs: for_each, iter, get"]
-pub struct Query<'w, Q: QueryData, F: QueryFilter = (), const SHARED: bool = false> {
+pub struct Query<'w, Q: QueryData, F: QueryFilter = (), const SHARED: bool = false>
+where
+    Form<SHARED>: QueryForm,
+{
     world: &'w World,
-    /// The flags held, once a run has taken them (released on drop).
-    held: Option<Held<'w>>,
+    /// The flags held, once a run has taken them (released on drop); none in the exclusive
+    /// form, whose type then has no drop glue.
+    held: <Form<SHARED> as QueryForm>::Flags<'w>,
     /// What the query's elements and filters use, once checked.
     accesses: Option<Accesses>,
     /// The tick the query's state last ran at, moved by the query's first run (change
@@ -194,6 +200,71 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = (), const SHARED: bool = fal
 /// [`Shared::query`]: crate::Shared::query
 pub type SharedQuery<'w, Q, F = ()> = Query<'w, Q, F, true>;
 
+/// A query's form as a type: `Form<false>` is the exclusive form, `Form<true>` the shared
+/// one ([`SharedQuery`]). What a query holds while it lives depends on it ([`QueryForm`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Form<const SHARED: bool>;
+
+/// What a query of each [`Form`] holds while it lives.
+///
+/// A query of the exclusive form holds no borrow flags and has nothing to give back, so it
+/// has no drop glue: like a reference, its borrow of the world ends at its last use, and the
+/// world can change after that in the same scope. A query of the shared form holds its
+/// storages' flags from its first run until it drops.
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// world.spawn((1u32,));
+/// let mut q = world.query::<&mut u32>();
+/// q.for_each(|v| *v += 1);
+/// world.spawn((5u32,)); // `q` is not used again, so the world is free
+/// assert_eq!(world.query::<&u32>().iter().sum::<u32>(), 7);
+/// ```
+///
+/// Sealed: `Form<false>` and `Form<true>` are the only forms.
+pub trait QueryForm: sealed::Sealed {
+    /// The borrow flags a query of this form holds.
+    #[doc(hidden)]
+    type Flags<'w>;
+    /// No flags: a query that has not run.
+    #[doc(hidden)]
+    fn unflagged<'w>() -> Self::Flags<'w>;
+    /// The flags a run with `accesses` needs: none for the exclusive form.
+    #[doc(hidden)]
+    fn take<'w>(world: &'w World, accesses: &[Access]) -> Self::Flags<'w>;
+}
+
+impl QueryForm for Form<false> {
+    type Flags<'w> = ();
+
+    #[inline]
+    fn unflagged<'w>() -> Self::Flags<'w> {}
+
+    #[inline]
+    fn take<'w>(_: &'w World, _: &[Access]) -> Self::Flags<'w> {}
+}
+
+impl QueryForm for Form<true> {
+    type Flags<'w> = Option<Held<'w>>;
+
+    #[inline]
+    fn unflagged<'w>() -> Option<Held<'w>> {
+        None
+    }
+
+    #[track_caller]
+    fn take<'w>(world: &'w World, accesses: &[Access]) -> Option<Held<'w>> {
+        Some(Held::acquire(world, accesses))
+    }
+}
+
+mod sealed {
+    /// Keeps [`QueryForm`](super::QueryForm) to the two forms.
+    pub trait Sealed {}
+    impl Sealed for super::Form<false> {}
+    impl Sealed for super::Form<true> {}
+}
+
 /// The query's element and filter types, held by a query that stores neither.
 pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
 
@@ -205,7 +276,10 @@ pub(crate) type Types<Q, F> = PhantomData<(fn() -> Q, fn() -> F)>;
 /// let shown = format!("{q:?}");
 /// assert!(shown.starts_with("Query { data: \"&u32\"") && shown.contains("shared: false"));
 /// ```
-impl<Q: QueryData, F: QueryFilter, const SHARED: bool> fmt::Debug for Query<'_, Q, F, SHARED> {
+impl<Q: QueryData, F: QueryFilter, const SHARED: bool> fmt::Debug for Query<'_, Q, F, SHARED>
+where
+    Form<SHARED>: QueryForm,
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         debug_types::<Q, F>(f, "Query")
             .field("shared", &SHARED)
@@ -224,14 +298,17 @@ fn debug_types<'a, 'b, Q, F>(
     d
 }
 
-impl<'w, Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'w, Q, F, SHARED> {
+impl<'w, Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'w, Q, F, SHARED>
+where
+    Form<SHARED>: QueryForm,
+{
     /// A query over `world`, which the caller may access as `Q` and `F` declare: exclusively
     /// (it holds `&mut World`, or `Q` is read-only and it holds `&World`), or, with `SHARED`,
     /// through the storages' borrow flags.
     pub(crate) fn new(world: &'w World) -> Self {
         Query {
             world,
-            held: None,
+            held: <Form<SHARED> as QueryForm>::unflagged(),
             accesses: None,
             last_run: None,
             run_ticks: None,
@@ -285,7 +362,7 @@ impl<'w, Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'w, Q, F, SHARE
     fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G, SHARED> {
         Query {
             world: self.world,
-            held: None,
+            held: <Form<SHARED> as QueryForm>::unflagged(),
             accesses: None,
             last_run: self.last_run,
             run_ticks: None,
@@ -304,9 +381,7 @@ impl<'w, Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'w, Q, F, SHARE
         Q::access(world, accesses);
         F::access(world, accesses);
         check_conflicts(accesses);
-        if SHARED {
-            self.held = Some(Held::acquire(world, accesses));
-        }
+        self.held = <Form<SHARED> as QueryForm>::take(world, accesses);
     }
 
     /// The ticks of a run: stamps `now`, looks for changes since the state's last run (and
@@ -791,6 +866,8 @@ impl<Q: QueryData, F: QueryFilter> fmt::Debug for QueryIter<'_, Q, F> {
 
 impl<'q, 'w, Q: QueryData, F: QueryFilter, const SHARED: bool> IntoIterator
     for &'q mut Query<'w, Q, F, SHARED>
+where
+    Form<SHARED>: QueryForm,
 {
     type Item = Q::Item<'q>;
     type IntoIter = QueryIter<'q, Q, F>;
@@ -847,7 +924,6 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F, false> {
     #[track_caller]
     fn into_iter(mut self) -> QueryIntoIter<'w, Q, F> {
         self.access();
-        debug_assert!(self.held.is_none(), "a query of this form takes no flags");
         let ticks = self.ticks();
         let world = self.world;
         let accesses = self.accesses.take().unwrap_or_default();

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use super::{Driver, Query, QueryData, QueryFilter, Run};
+use super::{Driver, Form, Query, QueryData, QueryFilter, QueryForm, Run};
 
 /// A run shared by the threads of one `par_for_each`.
 struct Shared<'r, 'w, Q: QueryData, F: QueryFilter>(&'r Run<'w, Q, F>);
@@ -42,7 +42,10 @@ impl<Q: QueryData, F: QueryFilter> Shared<'_, '_, Q, F> {
     }
 }
 
-impl<Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'_, Q, F, SHARED> {
+impl<Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'_, Q, F, SHARED>
+where
+    Form<SHARED>: QueryForm,
+{
     /// Calls `f` with the item of every matching entity, the driver's entities split over
     /// rayon's threads (rayon splits adaptively, so a few heavy items spread as well as many
     /// light ones). O(smallest storage × components / threads).

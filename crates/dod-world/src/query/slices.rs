@@ -3,7 +3,7 @@
 use core::slice;
 
 use super::data::Column;
-use super::{Query, QueryData};
+use super::{Form, Query, QueryData, QueryForm};
 use crate::storage::{Component, ComponentId};
 
 /// A [`QueryData`] made only of `&T` and `&mut T` (or tuples of them): what
@@ -120,7 +120,10 @@ tuple_slices!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_slices!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_slices!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 
-impl<'w, Q: SliceData, const SHARED: bool> Query<'w, Q, (), SHARED> {
+impl<'w, Q: SliceData, const SHARED: bool> Query<'w, Q, (), SHARED>
+where
+    Form<SHARED>: QueryForm,
+{
     /// The packed values of an owning group, as slices position for position: entity
     /// `group[p]` has `slices.0[p]`, `slices.1[p]`, ... `None` unless `Q`'s types are exactly
     /// the types of one group (in any order). For code that works on whole arrays.
