@@ -95,7 +95,9 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
 /// A storage a shared-form query borrows: its id, its type's name, and whether exclusively.
 type Wanted = (ComponentId, fn() -> &'static str, bool);
 
-/// The borrow flags a query of the shared form holds, released when dropped.
+/// The borrow flags a query of the shared form holds, released when dropped. (Public only so
+/// that the query forms' sealed trait can name it; not reachable outside.)
+#[allow(unreachable_pub)]
 pub struct Held<'w> {
     world: &'w World,
     /// `(column, exclusive)`.

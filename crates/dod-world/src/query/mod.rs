@@ -128,7 +128,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 /// ([`for_each`](Query::for_each), [`iter`](Query::iter), [`get`](Query::get), `slices`,
 /// `par_for_each`, a `for` loop over `&mut query`) borrows the query, and it cannot be
 /// consumed into an iterator whose items would outlive its flags. A query of the exclusive
-/// form has no drop glue, so its borrow of the world ends at its last use (see
+/// form holds no flags, so its borrow of the world ends at its last use (see
 /// [`QueryForm`]).
 ///
 /// ```
@@ -156,9 +156,9 @@ where
     Form<SHARED>: QueryForm,
 {
     world: &'w World,
-    /// The flags held, once a run has taken them (released on drop); none in the exclusive
-    /// form, whose type then has no drop glue.
-    held: <Form<SHARED> as QueryForm>::Flags<'w>,
+    /// The flags held, once a run has taken them (released on drop); nothing in the
+    /// exclusive form, so that its drop uses nothing borrowed from the world.
+    held: <Form<SHARED> as sealed::Sealed>::Flags<'w>,
     /// What the query's elements and filters use, once checked.
     accesses: Option<Accesses>,
     /// The tick the query's state last ran at, moved by the query's first run (change
@@ -205,12 +205,12 @@ pub type SharedQuery<'w, Q, F = ()> = Query<'w, Q, F, true>;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Form<const SHARED: bool>;
 
-/// What a query of each [`Form`] holds while it lives.
+/// The two forms of a query, and what each holds while it lives.
 ///
-/// A query of the exclusive form holds no borrow flags and has nothing to give back, so it
-/// has no drop glue: like a reference, its borrow of the world ends at its last use, and the
-/// world can change after that in the same scope. A query of the shared form holds its
-/// storages' flags from its first run until it drops.
+/// A query of the exclusive form holds no borrow flags and has nothing to give back: its drop
+/// uses nothing borrowed from the world, so, like a reference, its borrow of the world ends
+/// at its last use, and the world can change after that in the same scope. A query of the
+/// shared form holds its storages' flags from its first run until it drops.
 ///
 /// ```
 /// let mut world = dod_world::World::new();
@@ -222,47 +222,48 @@ pub struct Form<const SHARED: bool>;
 /// ```
 ///
 /// Sealed: `Form<false>` and `Form<true>` are the only forms.
-pub trait QueryForm: sealed::Sealed {
-    /// The borrow flags a query of this form holds.
-    #[doc(hidden)]
-    type Flags<'w>;
-    /// No flags: a query that has not run.
-    #[doc(hidden)]
-    fn unflagged<'w>() -> Self::Flags<'w>;
-    /// The flags a run with `accesses` needs: none for the exclusive form.
-    #[doc(hidden)]
-    fn take<'w>(world: &'w World, accesses: &[Access]) -> Self::Flags<'w>;
-}
+pub trait QueryForm: sealed::Sealed {}
 
-impl QueryForm for Form<false> {
-    type Flags<'w> = ();
-
-    #[inline]
-    fn unflagged<'w>() -> Self::Flags<'w> {}
-
-    #[inline]
-    fn take<'w>(_: &'w World, _: &[Access]) -> Self::Flags<'w> {}
-}
-
-impl QueryForm for Form<true> {
-    type Flags<'w> = Option<Held<'w>>;
-
-    #[inline]
-    fn unflagged<'w>() -> Option<Held<'w>> {
-        None
-    }
-
-    #[track_caller]
-    fn take<'w>(world: &'w World, accesses: &[Access]) -> Option<Held<'w>> {
-        Some(Held::acquire(world, accesses))
-    }
-}
+impl QueryForm for Form<false> {}
+impl QueryForm for Form<true> {}
 
 mod sealed {
-    /// Keeps [`QueryForm`](super::QueryForm) to the two forms.
-    pub trait Sealed {}
-    impl Sealed for super::Form<false> {}
-    impl Sealed for super::Form<true> {}
+    use super::{Access, Held, World};
+
+    /// What a query of a form holds; private, so no code outside the crate can take or make
+    /// a query's flags.
+    pub trait Sealed {
+        /// The borrow flags a query of this form holds.
+        type Flags<'w>;
+        /// No flags: a query that has not run.
+        fn unflagged<'w>() -> Self::Flags<'w>;
+        /// The flags a run with `accesses` needs: none for the exclusive form.
+        fn take<'w>(world: &'w World, accesses: &[Access]) -> Self::Flags<'w>;
+    }
+
+    impl Sealed for super::Form<false> {
+        type Flags<'w> = ();
+
+        #[inline]
+        fn unflagged<'w>() -> Self::Flags<'w> {}
+
+        #[inline]
+        fn take<'w>(_: &'w World, _: &[Access]) -> Self::Flags<'w> {}
+    }
+
+    impl Sealed for super::Form<true> {
+        type Flags<'w> = Option<Held<'w>>;
+
+        #[inline]
+        fn unflagged<'w>() -> Option<Held<'w>> {
+            None
+        }
+
+        #[track_caller]
+        fn take<'w>(world: &'w World, accesses: &[Access]) -> Option<Held<'w>> {
+            Some(Held::acquire(world, accesses))
+        }
+    }
 }
 
 /// The query's element and filter types, held by a query that stores neither.
@@ -308,7 +309,7 @@ where
     pub(crate) fn new(world: &'w World) -> Self {
         Query {
             world,
-            held: <Form<SHARED> as QueryForm>::unflagged(),
+            held: <Form<SHARED> as sealed::Sealed>::unflagged(),
             accesses: None,
             last_run: None,
             run_ticks: None,
@@ -362,7 +363,7 @@ where
     fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G, SHARED> {
         Query {
             world: self.world,
-            held: <Form<SHARED> as QueryForm>::unflagged(),
+            held: <Form<SHARED> as sealed::Sealed>::unflagged(),
             accesses: None,
             last_run: self.last_run,
             run_ticks: None,
@@ -381,7 +382,7 @@ where
         Q::access(world, accesses);
         F::access(world, accesses);
         check_conflicts(accesses);
-        self.held = <Form<SHARED> as QueryForm>::take(world, accesses);
+        self.held = <Form<SHARED> as sealed::Sealed>::take(world, accesses);
     }
 
     /// The ticks of a run: stamps `now`, looks for changes since the state's last run (and
