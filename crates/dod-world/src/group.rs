@@ -34,9 +34,10 @@ pub(crate) struct Group {
 }
 
 impl Group {
-    /// Where `id` is among the owned types; `id` is one of them.
+    /// Where `id` is among the owned types (its entry in [`OwnedStorages`]); `id` is one of
+    /// them.
     #[inline]
-    pub(crate) fn position_of(&self, id: ComponentId) -> usize {
+    pub(crate) fn rank_of(&self, id: ComponentId) -> usize {
         match self.owned.iter().position(|&o| o == id) {
             Some(k) => k,
             None => unreachable!("a type's group owns it"),
@@ -44,20 +45,32 @@ impl Group {
     }
 }
 
-/// The storages of the types `owned` (distinct ids, as a group's are), in that order.
+/// The storages of the types `owned`, in that order.
+///
+/// # Safety
+///
+/// The ids of `owned` are distinct, and there are at most [`MAX_OWNED`] of them (as a group's
+/// are: `add_group` checks both).
 #[inline]
 #[allow(unsafe_code)]
-fn owned_storages<'a>(columns: &'a mut [Column], owned: &[ComponentId]) -> OwnedStorages<'a> {
+unsafe fn owned_storages<'a>(
+    columns: &'a mut [Column],
+    owned: &[ComponentId],
+) -> OwnedStorages<'a> {
+    debug_assert!(owned.len() <= MAX_OWNED);
+    debug_assert!(owned
+        .iter()
+        .enumerate()
+        .all(|(i, a)| !owned[i + 1..].contains(a)));
     let mut storages: OwnedStorages<'a> = [const { None }; MAX_OWNED];
     let n = columns.len();
     let base = columns.as_mut_ptr();
     for (slot, id) in storages.iter_mut().zip(owned) {
         let i = id.index();
         assert!(i < n, "a group owns a registered type");
-        // SAFETY: `i < n`, so `base.add(i)` is a column of the slice. A group's ids are
-        // distinct (`add_group` refuses a type named twice), so every `&mut` made here is to
-        // another column; all of them derive from the `&'a mut` slice, which nothing else
-        // uses while they live.
+        // SAFETY: `i < n`, so `base.add(i)` is a column of the slice. The ids are distinct
+        // (the caller's contract), so every `&mut` made here is to another column; all of
+        // them derive from the `&'a mut` slice, which nothing else uses while they live.
         *slot = Some(unsafe { (*base.add(i)).any_mut() });
     }
     storages
@@ -121,6 +134,27 @@ pub(crate) unsafe fn owned_storage<'s, T: Component>(
             // data part of the `dyn AnyStorage` points at; `&mut` to the entry makes the
             // borrow unique.
             unsafe { &mut *(&mut **any as *mut dyn AnyStorage).cast::<Storage<T>>() }
+        }
+        None => unreachable!("a group's moves read only its own types' storages"),
+    }
+}
+
+/// The typed storage in `slot`, shared: [`owned_storage`] for a shared borrow.
+///
+/// # Safety
+///
+/// As for [`owned_storage`]: `slot` holds the storage of `T`.
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(crate) unsafe fn owned_storage_ref<'s, T: Component>(
+    slot: &'s Option<&mut dyn AnyStorage>,
+) -> &'s Storage<T> {
+    match slot {
+        Some(any) => {
+            debug_assert!(any.as_any().is::<Storage<T>>(), "a storage of another type");
+            // SAFETY: the entry is `T`'s storage (the caller's contract), which is what the
+            // data part of the `dyn AnyStorage` points at.
+            unsafe { &*(&**any as *const dyn AnyStorage).cast::<Storage<T>>() }
         }
         None => unreachable!("a group's moves read only its own types' storages"),
     }
@@ -295,7 +329,11 @@ impl Components {
     #[inline]
     pub(crate) fn group_parts(&mut self, g: usize) -> (OwnedStorages<'_>, &mut Group) {
         let group = &mut self.groups[g];
-        (owned_storages(&mut self.columns, &group.owned), group)
+        // SAFETY: a group's ids are distinct and at most `MAX_OWNED` (`add_group` checks
+        // both, and nothing else changes them).
+        #[allow(unsafe_code)]
+        let owned = unsafe { owned_storages(&mut self.columns, &group.owned) };
+        (owned, group)
     }
 
     /// Whether any group exists (the fast path skips everything below).
@@ -320,7 +358,7 @@ impl Components {
     pub(crate) fn leave_group_of(&mut self, index: u32, id: ComponentId) {
         if let Some(g) = self.columns[id.index()].group {
             let (mut owned, group) = self.group_parts(g as usize);
-            let k = group.position_of(id);
+            let k = group.rank_of(id);
             (group.moves.leave)(&mut owned, &mut group.len, index, Leaving::Loses(k));
         }
     }

@@ -4,8 +4,10 @@ use core::fmt;
 
 use crate::commands::Commands;
 use crate::entity::{Entities, Entity};
-use crate::group::{owned_storage, Group, Leaving, OwnedStorages};
-use crate::storage::{AnyStorage, Component, Ctx, Storage, Tick};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+
+use crate::group::{owned_storage, owned_storage_ref, Group, Leaving, OwnedStorages};
+use crate::storage::{Component, Ctx, Storage, Tick};
 use crate::World;
 
 /// The storage of one component type, borrowed from the world once for many entities:
@@ -71,7 +73,7 @@ impl World {
         let target = match components.columns[id.index()].group {
             Some(g) => {
                 let (owned, group) = components.group_parts(g as usize);
-                let me = group.position_of(id);
+                let me = group.rank_of(id);
                 Target::Grouped { owned, group, me }
             }
             None => {
@@ -96,16 +98,13 @@ impl<T: Component> ViewMut<'_, T> {
     fn shared(&self) -> &Storage<T> {
         match &self.target {
             Target::Alone(storage) => storage,
-            Target::Grouped { owned, me, .. } => match &owned[*me] {
-                Some(any) => {
-                    // SAFETY: entry `me` is `T`'s storage (`view_mut` found `T`'s id there).
-                    #[allow(unsafe_code)]
-                    unsafe {
-                        &*(&**any as *const dyn AnyStorage).cast::<Storage<T>>()
-                    }
+            Target::Grouped { owned, me, .. } => {
+                // SAFETY: entry `me` is `T`'s storage (`view_mut` found `T`'s id there).
+                #[allow(unsafe_code)]
+                unsafe {
+                    owned_storage_ref::<T>(&owned[*me])
                 }
-                None => unreachable!("a group's storages include each of its types"),
-            },
+            }
         }
     }
 
@@ -161,12 +160,24 @@ impl<T: Component> ViewMut<'_, T> {
             },
             Target::Grouped { .. } => value,
         };
+        let grouped = matches!(self.target, Target::Grouped { .. });
         let (storage, mut ctx) = self.storage();
-        let new = storage.insert(e, value, &mut ctx);
-        if let (Target::Grouped { owned, group, .. }, true) = (&mut self.target, new) {
-            (group.moves.enter)(owned, &mut group.len, e.index());
+        if !grouped {
+            return Ok(storage.insert(e, value, &mut ctx));
         }
-        Ok(new)
+        // The hooks run before the entity enters the group: if one panics, the value is in
+        // and the entity enters all the same (`enter` checks what it has), as with
+        // `World::insert`, before the panic goes on.
+        let inserted = catch_unwind(AssertUnwindSafe(|| storage.insert(e, value, &mut ctx)));
+        if let Target::Grouped { owned, group, .. } = &mut self.target {
+            if inserted.as_ref().map_or(true, |&new| new) {
+                (group.moves.enter)(owned, &mut group.len, e.index());
+            }
+        }
+        match inserted {
+            Ok(new) => Ok(new),
+            Err(panic) => resume_unwind(panic),
+        }
     }
 
     /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1); O(owned

@@ -489,6 +489,23 @@ fn an_insert_whose_replaced_value_panics_still_packs_the_group() {
 }
 
 #[test]
+fn a_view_insert_whose_hook_panics_still_packs_the_group() {
+    let mut world = World::builder().group::<(Pos, Vel)>().build();
+    world.on_insert::<Vel>(|_, v: &Vel, _| {
+        if v.0 == 7.0 {
+            panic!("hook");
+        }
+    });
+    let e = world.spawn((Pos(1.0),));
+    // `Vel` goes in, then its hook panics: `e` has both types and must be in the group.
+    assert!(quietly(|| world.view_mut::<Vel>().insert(e, Vel(7.0))).is_err());
+    assert!(world.has::<Vel>(e));
+    world.assert_invariants();
+    assert_eq!(world.group_len::<Pos>(), Some(1));
+    assert_eq!(world.query::<(&Pos, &Vel)>().iter().count(), 1);
+}
+
+#[test]
 fn clear_drops_every_tracked_value_when_one_drop_panics() {
     let mut world = World::new();
     world.track::<Armed>();

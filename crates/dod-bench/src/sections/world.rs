@@ -1164,8 +1164,9 @@ fn churn_table(plan: &Plan) -> Table {
     t
 }
 
-/// The rows of the groups table: dod-world with and without owning groups, and the two
-/// archetype ECSs a group is meant to match.
+/// The world rows of the groups table: dod-world with and without owning groups, and the two
+/// archetype ECSs a group is meant to match. Its add_remove column also times the two
+/// stripped layouts of [`add_remove_floors`].
 const GROUP_ROWS: [Row; 4] = [
     row::<DodGrouped>(),
     row::<DodWorld>(),
@@ -1260,8 +1261,9 @@ fn groups_table(plan: &Plan) -> Table {
 /// The name of the owning group's stripped layout in the groups table.
 const GROUP_FLOOR: &str = "owning group's layout, stripped (floor)";
 
-/// The name of the plain sparse set's stripped layout in the groups table.
-const PLAIN_FLOOR: &str = "sparse set's layout, stripped (floor)";
+/// The name of the plain sparse set's stripped layout in the groups table (the sparse table's
+/// name for the same layout).
+const PLAIN_FLOOR: &str = "SparseSet's layout, stripped (floor)";
 
 /// add_remove on the stripped layouts, grouped and plain ([`floors::GroupedPair`],
 /// [`floors::SoaSet`]), over entities `0..n`.
