@@ -505,6 +505,77 @@ fn a_view_insert_whose_hook_panics_still_packs_the_group() {
     assert_eq!(world.query::<(&Pos, &Vel)>().iter().count(), 1);
 }
 
+/// Hooks that panic on some values, run through every path that runs hooks (spawn, batch
+/// spawn, insert, a view's insert and remove, remove, despawn, commands): after each step,
+/// caught panic or not, every invariant of the world holds, the group prefixes above all.
+#[test]
+fn panicking_hooks_keep_every_invariant_on_every_path() {
+    let (seeds, steps): (u64, usize) = if cfg!(miri) { (2, 60) } else { (16, 300) };
+    for seed in 1..=seeds {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut world = grouped_world();
+        world.on_insert::<Vel>(|_, v: &Vel, _| {
+            if v.0 as u32 % 5 == 0 {
+                panic!("insert hook of Vel");
+            }
+        });
+        world.on_insert::<Pos>(|_, p: &Pos, _| {
+            if p.0 as u32 % 11 == 0 {
+                panic!("insert hook of Pos");
+            }
+        });
+        world.on_remove::<Pos>(|_, p: &Pos, _| {
+            if p.0 as u32 % 7 == 0 {
+                panic!("remove hook of Pos");
+            }
+        });
+        world.on_remove::<Frozen>(|_, _, _| {});
+        let mut es: Vec<Entity> = Vec::new();
+        let (mut caught, mut calls) = (0, 0);
+        for _ in 0..steps {
+            let v = rng.below(60) as f32;
+            let pick = (!es.is_empty()).then(|| es[rng.below(es.len() as u64) as usize]);
+            let op = rng.below(10);
+            let outcome = quietly(|| match (op, pick) {
+                (0, _) => es.push(world.spawn((Pos(v),))),
+                (1, _) => es.push(world.spawn((Pos(v), Vel(v), Mass(v)))),
+                (2, _) => es.extend(world.spawn_batch((0..3).map(|k| (Vel(v + k as f32), Frozen)))),
+                (3, Some(e)) => drop(world.insert(e, (Vel(v), Pos(v)))),
+                (4, Some(e)) => drop(world.view_mut::<Vel>().insert(e, Vel(v))),
+                (5, Some(e)) => drop(world.view_mut::<Pos>().insert(e, Pos(v))),
+                (6, Some(e)) => drop(world.view_mut::<Pos>().remove(e)),
+                (7, Some(e)) => drop(world.remove::<Pos>(e)),
+                (8, Some(e)) => drop(world.despawn(e)),
+                (9, Some(e)) => {
+                    let mut commands = Commands::new();
+                    commands.insert(e, (Pos(v), Vel(v)));
+                    commands.remove::<Pos>(e);
+                    es.push(commands.spawn(world.entities(), (Pos(v), Vel(v))));
+                    world.apply(&mut commands);
+                }
+                _ => {}
+            });
+            calls += 1;
+            caught += usize::from(outcome.is_err());
+            world.assert_invariants();
+            for (g, group) in [
+                ("Pos, Vel", world.group_len::<Pos>()),
+                ("Mass, Frozen", world.group_len::<Mass>()),
+            ] {
+                let all = match g {
+                    "Pos, Vel" => world.query::<(&Pos, &Vel)>().iter().count(),
+                    _ => world.query::<(&Mass, &Frozen)>().iter().count(),
+                };
+                assert_eq!(group, Some(all), "group ({g}) holds every entity with both");
+            }
+        }
+        assert!(
+            caught > 0 && caught < calls,
+            "seed {seed}: some steps panic, not all"
+        );
+    }
+}
+
 #[test]
 fn clear_drops_every_tracked_value_when_one_drop_panics() {
     let mut world = World::new();
