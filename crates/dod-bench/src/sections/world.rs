@@ -1268,38 +1268,52 @@ const PLAIN_FLOOR: &str = "SparseSet's layout, stripped (floor)";
 /// add_remove on the stripped layouts, grouped and plain ([`floors::GroupedPair`],
 /// [`floors::SoaSet`]), over entities `0..n`.
 fn add_remove_floors<'p>(n: u32) -> [Boxed<'p>; 2] {
-    let mut pair = floors::GroupedPair::new(n, 0.0f32);
-    let grouped = move || {
-        let d = time(|| {
-            for e in 0..n {
-                pair.add(e, 1.0);
-            }
-            for e in 0..n {
-                pair.remove(e);
-            }
-        })
-        .0;
-        black_box(&mut pair);
-        d
-    };
-    let mut set = floors::SoaSet::empty(n);
-    let plain = move || {
-        let d = time(|| {
-            for e in 0..n {
-                set.insert(e, 0.0f32);
-            }
-            for e in 0..n {
-                set.swap_remove(e);
-            }
-        })
-        .0;
-        black_box(&mut set);
-        d
-    };
     [
-        harness::contender(GROUP_FLOOR, grouped),
-        harness::contender(PLAIN_FLOOR, plain),
+        add_remove_floor(
+            GROUP_FLOOR,
+            n,
+            floors::GroupedPair::new(n, 0.0f32),
+            |pair, e| pair.add(e, 1.0),
+            |pair, e| {
+                pair.remove(e);
+            },
+        ),
+        add_remove_floor(
+            PLAIN_FLOOR,
+            n,
+            floors::SoaSet::empty(n),
+            |set, e| {
+                set.insert(e, 0.0f32);
+            },
+            |set, e| {
+                set.swap_remove(e);
+            },
+        ),
     ]
+}
+
+/// The contender `name` whose sample adds to entities `0..n` of `state`, then removes from
+/// them.
+fn add_remove_floor<'p, S: 'p>(
+    name: &str,
+    n: u32,
+    mut state: S,
+    add: impl Fn(&mut S, u32) + 'p,
+    remove: impl Fn(&mut S, u32) + 'p,
+) -> Boxed<'p> {
+    harness::contender(name, move || {
+        let d = time(|| {
+            for e in 0..n {
+                add(&mut state, e);
+            }
+            for e in 0..n {
+                remove(&mut state, e);
+            }
+        })
+        .0;
+        black_box(&mut state);
+        d
+    })
 }
 
 /// The change-tracking workload: `n` entities with a `Position` (tracked) and a `Velocity`;
