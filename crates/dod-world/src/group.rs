@@ -34,6 +34,20 @@ pub(crate) struct Group {
 }
 
 impl Group {
+    /// Puts entity `index` into the group, whose storages are `owned`, if it has every owned
+    /// type and is not in yet.
+    #[inline]
+    pub(crate) fn enter(&mut self, owned: &mut OwnedStorages<'_>, index: u32) {
+        (self.moves.enter)(owned, &mut self.len, index);
+    }
+
+    /// Takes entity `index` out of the group, whose storages are `owned`, if it is in, right
+    /// before the removal `leaving` names.
+    #[inline]
+    pub(crate) fn leave(&mut self, owned: &mut OwnedStorages<'_>, index: u32, leaving: Leaving) {
+        (self.moves.leave)(owned, &mut self.len, index, leaving);
+    }
+
     /// Where `id` is among the owned types (its entry in [`OwnedStorages`]); `id` is one of
     /// them.
     #[inline]
@@ -321,7 +335,7 @@ impl Components {
         let (mut owned, group) = self.group_parts(g);
         group.len = 0;
         for index in candidates {
-            (group.moves.enter)(&mut owned, &mut group.len, index);
+            group.enter(&mut owned, index);
         }
     }
 
@@ -348,7 +362,7 @@ impl Components {
         for id in ids {
             if let Some(g) = self.columns[id.index()].group {
                 let (mut owned, group) = self.group_parts(g as usize);
-                (group.moves.enter)(&mut owned, &mut group.len, index);
+                group.enter(&mut owned, index);
             }
         }
     }
@@ -359,7 +373,7 @@ impl Components {
         if let Some(g) = self.columns[id.index()].group {
             let (mut owned, group) = self.group_parts(g as usize);
             let k = group.rank_of(id);
-            (group.moves.leave)(&mut owned, &mut group.len, index, Leaving::Loses(k));
+            group.leave(&mut owned, index, Leaving::Loses(k));
         }
     }
 
@@ -368,7 +382,7 @@ impl Components {
     pub(crate) fn leave_all_groups(&mut self, index: u32) {
         for g in 0..self.groups.len() {
             let (mut owned, group) = self.group_parts(g);
-            (group.moves.leave)(&mut owned, &mut group.len, index, Leaving::Despawned);
+            group.leave(&mut owned, index, Leaving::Despawned);
         }
     }
 

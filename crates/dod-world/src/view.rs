@@ -171,7 +171,7 @@ impl<T: Component> ViewMut<'_, T> {
         let inserted = catch_unwind(AssertUnwindSafe(|| storage.insert(e, value, &mut ctx)));
         if let Target::Grouped { owned, group, .. } = &mut self.target {
             if inserted.as_ref().map_or(true, |&new| new) {
-                (group.moves.enter)(owned, &mut group.len, e.index());
+                group.enter(owned, e.index());
             }
         }
         match inserted {
@@ -199,8 +199,7 @@ impl<T: Component> ViewMut<'_, T> {
             }
         }
         if let Target::Grouped { owned, group, me } = &mut self.target {
-            let leaving = Leaving::Loses(*me);
-            (group.moves.leave)(owned, &mut group.len, e.index(), leaving);
+            group.leave(owned, e.index(), Leaving::Loses(*me));
         }
         let (storage, mut ctx) = self.storage();
         storage.remove(e, &mut ctx)

@@ -362,12 +362,8 @@ where
     /// others wrote in between is seen).
     fn refilter<G: QueryFilter>(self) -> Query<'w, Q, G, SHARED> {
         Query {
-            world: self.world,
-            held: <Form<SHARED> as sealed::Sealed>::unflagged(),
-            accesses: None,
             last_run: self.last_run,
-            run_ticks: None,
-            _types: PhantomData,
+            ..Query::new(self.world)
         }
     }
 
