@@ -18,6 +18,11 @@
 //!   the entities that have both, in one order: an entity that gains its second component is
 //!   swapped to position `len` in both, one that loses it is swapped to `len - 1` first. No
 //!   world around it (no liveness check, erased storages or change stamps).
+//! - [`SummedBits`]: `BitSet`'s layout. Words of bits with two summaries, each a stack of
+//!   layers in which one bit stands for a word of the layer below: "any" (the word is not
+//!   empty) and "free" (the word is not full). An insertion writes the word and the "any" bit
+//!   over it, and goes further only when a summary word changes. No universe growth, bound,
+//!   deferred word or expressions.
 //!
 //! Keys are `(index, generation)` pairs; a slot's generation is odd while it is occupied and
 //! even while it is free, so a stale key finds nothing, as in the containers.
@@ -448,6 +453,111 @@ impl<T: Copy> GroupedPair<T> {
     }
 }
 
+/// `BitSet`'s layout, stripped: see the [module docs](self). Its universe is fixed at
+/// `64 * words`.
+#[derive(Clone)]
+pub struct SummedBits {
+    words: Vec<u64>,
+    /// Layer 0 over the words, then each layer over the one before, up to a single word.
+    any: Vec<Vec<u64>>,
+    free: Vec<Vec<u64>>,
+}
+
+/// The layers of a summary whose layer 0 bit `w` is `on(words[w])`.
+fn summary(words: &[u64], on: impl Fn(u64) -> bool) -> Vec<Vec<u64>> {
+    let mut layer = vec![0u64; words.len().div_ceil(64).max(1)];
+    for (w, &word) in words.iter().enumerate() {
+        if on(word) {
+            layer[w >> 6] |= 1 << (w & 63);
+        }
+    }
+    let mut layers = vec![layer];
+    while layers[layers.len() - 1].len() > 1 {
+        let below = &layers[layers.len() - 1];
+        let mut up = vec![0u64; below.len().div_ceil(64)];
+        for (i, &word) in below.iter().enumerate() {
+            if word != 0 {
+                up[i >> 6] |= 1 << (i & 63);
+            }
+        }
+        layers.push(up);
+    }
+    layers
+}
+
+impl SummedBits {
+    /// The set whose words are `words`.
+    pub fn from_words(words: Vec<u64>) -> Self {
+        SummedBits {
+            any: summary(&words, |w| w != 0),
+            free: summary(&words, |w| w != u64::MAX),
+            words,
+        }
+    }
+
+    /// Adds index `i` (below the universe); `true` if it was absent.
+    #[inline]
+    pub fn insert(&mut self, i: usize) -> bool {
+        let w = i >> 6;
+        let old = self.words[w];
+        let new = old | 1 << (i & 63);
+        self.words[w] = new;
+        // The "any" bit is written whatever it was: branching on it would wait on the word.
+        let over = &mut self.any[0][w >> 6];
+        let any_old = *over;
+        *over = any_old | 1 << (w & 63);
+        if (any_old == 0) | (new == u64::MAX) {
+            self.carry(w, any_old == 0, new == u64::MAX);
+        }
+        old != new
+    }
+
+    /// The summary updates past "any"'s layer 0: its word over `w` was empty (`any_up`),
+    /// or word `w` is now full.
+    #[inline(never)]
+    fn carry(&mut self, w: usize, any_up: bool, full: bool) {
+        if any_up {
+            let mut i = w >> 6;
+            for layer in &mut self.any[1..] {
+                let word = &mut layer[i >> 6];
+                let was = *word;
+                *word |= 1 << (i & 63);
+                if was != 0 {
+                    break;
+                }
+                i >>= 6;
+            }
+        }
+        if full {
+            let mut i = w;
+            for layer in &mut self.free {
+                let word = &mut layer[i >> 6];
+                *word &= !(1 << (i & 63));
+                if *word != 0 {
+                    break;
+                }
+                i >>= 6;
+            }
+        }
+    }
+
+    /// Whether index `i` is in the set.
+    #[cfg(test)]
+    pub fn contains(&self, i: usize) -> bool {
+        self.words[i >> 6] >> (i & 63) & 1 != 0
+    }
+
+    /// Panics unless both summaries are what the words make.
+    #[cfg(test)]
+    fn check(&self) {
+        assert!(self.any == summary(&self.words, |w| w != 0), "any summary");
+        assert!(
+            self.free == summary(&self.words, |w| w != u64::MAX),
+            "free summary"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,5 +695,50 @@ mod tests {
             }
             assert!((0..n).all(|e| pair.held.get(e) == Some(&1)));
         }
+    }
+
+    /// The bit floor against a `Vec<bool>` and its summaries against a rebuild, after every
+    /// insertion: random indices over three summary layers, and runs that fill whole words
+    /// and whole summary words.
+    #[test]
+    fn summed_bits_follow_a_model_and_keep_their_summaries() {
+        let universe = 64 * 64 * 65;
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut words = vec![0u64; universe / 64];
+        // Full words in the first third; the rest starts empty, so that insertions there
+        // set summary bits from layer 0 up.
+        let third = words.len() / 3;
+        for w in words[..third].iter_mut().step_by(7) {
+            *w = u64::MAX;
+        }
+        let mut model: Vec<bool> = (0..universe)
+            .map(|i| words[i >> 6] >> (i & 63) & 1 != 0)
+            .collect();
+        let mut set = SummedBits::from_words(words);
+        set.check();
+        for step in 0..20_000 {
+            let i = if step % 3 == 0 {
+                // Fill consecutive indices from the middle: whole words, then the 64 words
+                // under one summary bit.
+                universe / 2 + step / 3
+            } else {
+                rng.below(universe)
+            };
+            assert_eq!(set.insert(i), !model[i]);
+            model[i] = true;
+            assert!(set.contains(i));
+            if step % 97 == 0 || step < 200 {
+                set.check();
+            }
+        }
+        set.check();
+        for (i, &m) in model.iter().enumerate() {
+            assert_eq!(set.contains(i), m);
+        }
+        let block = universe / 2 / 4096;
+        assert!(
+            set.free[0][block + 1] == 0,
+            "the sequence fills the 64 words under one free bit"
+        );
     }
 }
