@@ -236,6 +236,39 @@ fn a_panicking_query_closure_releases_its_borrows() {
     world.assert_invariants();
 }
 
+/// A query whose access check panicked, caught, and run again: it must panic again, not run
+/// unchecked (two `&mut` to one value) or, in the shared form, without its borrow flags.
+#[test]
+fn a_query_whose_check_panicked_checks_again_when_run_again() {
+    let mut world = World::new();
+    world.spawn((Health(1),));
+    let mut twice = world.query::<(&mut Health, &mut Health)>();
+    for _ in 0..2 {
+        let r = catch_unwind(AssertUnwindSafe(|| twice.for_each(|_| {})));
+        let msg = *r.unwrap_err().downcast::<String>().unwrap();
+        assert!(msg.contains("Health"), "{msg}");
+    }
+    assert!(catch_unwind(AssertUnwindSafe(|| twice.iter().count())).is_err());
+    drop(twice);
+
+    let w = world.share();
+    let mut first = w.query::<&mut Health>();
+    assert_eq!(first.iter().count(), 1);
+    let mut second = w.query::<&mut Health>();
+    for _ in 0..2 {
+        let r = catch_unwind(AssertUnwindSafe(|| second.for_each(|_| {})));
+        let msg = *r.unwrap_err().downcast::<String>().unwrap();
+        assert!(msg.contains("borrowed mutably"), "{msg}");
+    }
+    drop(first);
+    // The first query's flag is gone: the second takes it now, and holds it.
+    second.for_each(|h| h.0 += 1);
+    assert!(catch_unwind(AssertUnwindSafe(|| w.query::<&Health>().count())).is_err());
+    drop(second);
+    assert_eq!(w.query::<&Health>().iter().next(), Some(&Health(2)));
+    world.assert_invariants();
+}
+
 #[test]
 #[should_panic(
     expected = "`world::Pos` is already borrowed mutably by another live query (a \

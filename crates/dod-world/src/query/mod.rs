@@ -230,8 +230,9 @@ impl QueryForm for Form<true> {}
 mod sealed {
     use super::{Access, Held, World};
 
-    /// What a query of a form holds; private, so no code outside the crate can take or make
-    /// a query's flags.
+    /// What a query of a form holds. Outside code can reach these methods through a
+    /// `QueryForm` bound, but cannot make an `Access`, so the only flags it can take are
+    /// none: no storage's flag is taken or released but by a query.
     pub trait Sealed {
         /// The borrow flags a query of this form holds.
         type Flags<'w>;
@@ -367,18 +368,22 @@ where
         }
     }
 
-    /// Checks the query's accesses once, and takes the borrow flags in the shared form.
+    /// Checks the query's accesses once, and takes the borrow flags in the shared form. The
+    /// accesses are kept only once both have succeeded: a query whose check or flags
+    /// panicked (and was caught) checks again on its next run, and panics again, rather than
+    /// run unchecked.
     #[track_caller]
     fn access(&mut self) {
         if self.accesses.is_some() {
             return;
         }
         let world = self.world;
-        let accesses = self.accesses.insert(Accesses::new());
-        Q::access(world, accesses);
-        F::access(world, accesses);
-        check_conflicts(accesses);
-        self.held = <Form<SHARED> as sealed::Sealed>::take(world, accesses);
+        let mut accesses = Accesses::new();
+        Q::access(world, &mut accesses);
+        F::access(world, &mut accesses);
+        check_conflicts(&accesses);
+        self.held = <Form<SHARED> as sealed::Sealed>::take(world, &accesses);
+        self.accesses = Some(accesses);
     }
 
     /// The ticks of a run: stamps `now`, looks for changes since the state's last run (and
