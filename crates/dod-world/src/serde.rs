@@ -134,6 +134,16 @@ impl World {
     /// world keeps its settings: hooks (not run by a load), tracked types (every loaded value
     /// stamped as added now, the removed lists emptied) and groups (packed again).
     ///
+    /// A load restores the saved allocator too, as a snapshot: an entity spawned after the
+    /// save was made is not in it, and its index may be handed out again at the generation
+    /// it had (the next spawn returns what it returned after the save). Handles kept from
+    /// after the save do not outlive a load of it.
+    ///
+    /// # Panics
+    ///
+    /// If the `Drop` of a value the load replaces panics: the load is complete by then (every
+    /// old value dropped, the groups packed), and the first such panic goes on.
+    ///
     /// # Errors
     ///
     /// The deserializer's error for anything malformed (an unknown component name, a

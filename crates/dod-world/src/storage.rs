@@ -533,7 +533,11 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     /// Takes the values of `other` (a storage of the same type, freshly loaded), dropping its
     /// own without hooks; stamps them `now` when tracked.
     fn replace_values(&mut self, other: &mut dyn AnyStorage, now: Tick);
-    /// Drops every value without hooks (a load replaces the world's contents).
+    /// Checks the storage's own invariants, panicking on the first that fails (for
+    /// [`World::assert_invariants`](crate::World::assert_invariants)).
+    fn assert_invariants(&self, name: &str);
+    /// Drops every value without hooks (a load replaces the world's contents). If a value's
+    /// `Drop` panics, the storage is empty already and the other values are still dropped.
     fn clear_silently(&mut self);
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
@@ -666,8 +670,31 @@ impl<T: Component> AnyStorage for Storage<T> {
         }
     }
 
+    fn assert_invariants(&self, name: &str) {
+        if self.in_bits {
+            assert!(self.set.is_empty(), "`{name}`: values beside its bits");
+            assert_eq!(
+                self.tags.count(),
+                self.tag_count,
+                "`{name}`: count of its bits"
+            );
+        } else {
+            assert!(self.tags.is_empty(), "`{name}`: bits beside its values");
+            assert_eq!(self.tag_count, 0, "`{name}`: count of its bits");
+        }
+        if let Some(t) = &self.ticks {
+            let n = self.set.len();
+            assert_eq!(t.added.len(), n, "`{name}`: one added stamp per value");
+            assert_eq!(t.changed.len(), n, "`{name}`: one changed stamp per value");
+        }
+        let plain = !self.in_bits
+            && self.ticks.is_none()
+            && self.on_insert.is_none()
+            && self.on_remove.is_none();
+        assert_eq!(self.plain, plain, "`{name}`: the plain flag");
+    }
+
     fn clear_silently(&mut self) {
-        self.set.clear();
         self.tags.clear();
         self.tag_count = 0;
         if let Some(t) = &mut self.ticks {
@@ -675,6 +702,8 @@ impl<T: Component> AnyStorage for Storage<T> {
             t.changed.clear();
             t.removed.clear();
         }
+        // Last: a value's `Drop` may panic, and the set is empty before any value drops.
+        self.set.clear();
     }
 
     fn as_any(&self) -> &dyn Any {

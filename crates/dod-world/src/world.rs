@@ -1426,6 +1426,7 @@ impl World {
         );
         for column in &self.components.columns {
             let storage = column.any();
+            storage.assert_invariants(column.name);
             let indices = storage.indices();
             assert_eq!(indices.len(), storage.len(), "length of `{}`", column.name);
             for i in indices {
@@ -1486,13 +1487,23 @@ impl World {
                 .replace_values(from, now);
             taken[mine.index()] = true;
         }
+        // A value whose `Drop` panics does not stop the load: every other column is still
+        // emptied and every group packed again (the entities are the loaded ones by now), and
+        // the first panic goes on afterwards.
+        let mut panic = None;
         for (column, taken) in self.components.columns.iter_mut().zip(taken) {
             if !taken {
-                column.any_mut().clear_silently();
+                let storage = column.any_mut();
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.clear_silently())) {
+                    panic.get_or_insert(p);
+                }
             }
         }
         for g in 0..self.components.groups.len() {
             self.components.pack(g);
+        }
+        if let Some(p) = panic {
+            resume_unwind(p);
         }
     }
 

@@ -166,8 +166,18 @@ where
         if owned != ids {
             return None;
         }
-        // SAFETY: every owned storage holds the group's `len` packed values; the run is
-        // fresh, exclusively the query's (checked by `prepare`), and the slices borrow `self`.
+        // The group's invariant, checked where breaking it would read past a storage's
+        // values: O(owned types).
+        let columns = &world.components().columns;
+        assert!(
+            owned
+                .iter()
+                .all(|id| columns[id.index()].any().len() >= group.len),
+            "a group's length is past one of its storages"
+        );
+        // SAFETY: every owned storage holds the group's `len` packed values (just checked);
+        // the run is fresh, exclusively the query's (checked by `prepare`), and the slices
+        // borrow `self`.
         #[allow(unsafe_code)]
         let slices = unsafe { Q::slices(&run.data, group.len) };
         Some(slices)
