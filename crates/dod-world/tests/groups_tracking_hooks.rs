@@ -484,6 +484,47 @@ fn a_load_whose_replaced_value_panics_still_completes() {
     world.assert_invariants();
 }
 
+/// `contains` and `is_empty` answer as `get` and `iter` would, and like `count` hand nothing
+/// out: a `&mut` query of a tracked type marks nothing changed through them.
+#[test]
+fn contains_and_is_empty_answer_like_get_and_mark_nothing() {
+    let mut world = World::builder().group::<(Pos, Vel)>().build();
+    world.track::<Pos>();
+    let both = world.spawn((Pos(1.0), Vel(1.0)));
+    let alone = world.spawn((Pos(2.0),));
+    let frozen = world.spawn((Pos(3.0), Vel(3.0), Frozen));
+    let gone = world.spawn((Pos(4.0), Vel(4.0)));
+    world.despawn(gone);
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    assert_eq!(changed.query(&mut world).count(), 3);
+
+    let mut q = world.query::<(&mut Pos, &Vel)>().without::<Frozen>();
+    assert!(!q.is_empty());
+    let answers: Vec<bool> = [both, alone, frozen, gone].map(|e| q.contains(e)).to_vec();
+    drop(q);
+    assert_eq!(answers, [true, false, false, false]);
+    for e in [both, alone, frozen, gone] {
+        let by_get = world
+            .query::<(&Pos, &Vel)>()
+            .without::<Frozen>()
+            .get(e)
+            .is_some();
+        assert_eq!(
+            world
+                .query::<(&mut Pos, &Vel)>()
+                .without::<Frozen>()
+                .contains(e),
+            by_get
+        );
+    }
+    assert!(world.query::<&mut Pos>().with::<Mass>().is_empty());
+    assert!(!world.query::<&mut Pos>().with::<Frozen>().is_empty());
+    assert_eq!(changed.query(&mut world).count(), 0, "nothing was marked");
+    // `get` on the same query does mark: the test can tell.
+    world.query::<&mut Pos>().get(both);
+    assert_eq!(changed.query(&mut world).count(), 1);
+}
+
 #[test]
 fn maintain_clamps_old_stamps_before_the_counter_wraps() {
     let mut world = World::new();

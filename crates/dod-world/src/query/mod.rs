@@ -604,6 +604,59 @@ where
     pub fn count(&mut self) -> usize {
         self.iter().count()
     }
+
+    /// Whether no entity matches, handing nothing out (as [`count`](Query::count)), and
+    /// stopping at the first match. O(smallest storage) at worst.
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// struct Burning;
+    /// let mut world = World::new();
+    /// world.spawn((1u32,));
+    /// assert!(world.query::<&u32>().with::<Burning>().is_empty());
+    /// assert!(!world.query::<&u32>().is_empty());
+    /// ```
+    #[track_caller]
+    pub fn is_empty(&mut self) -> bool {
+        !self.iter().cursor.any_left()
+    }
+
+    /// Whether entity `e` is alive and matches the query (has what it requires and passes
+    /// its filter), handing nothing out: a `&mut T` of a tracked type is not marked changed,
+    /// as it would be by [`get`](Query::get). O(components).
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each).
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// struct Frozen;
+    /// let mut world = World::new();
+    /// let a = world.spawn((1u32,));
+    /// let b = world.spawn((2u32, Frozen));
+    /// let mut movable = world.query::<&mut u32>().without::<Frozen>();
+    /// assert!(movable.contains(a));
+    /// assert!(!movable.contains(b));
+    /// drop(movable);
+    /// world.despawn(a);
+    /// assert!(!world.query::<&mut u32>().contains(a));
+    /// ```
+    #[track_caller]
+    pub fn contains(&mut self, e: Entity) -> bool {
+        if !self.world.entities().is_alive(e) {
+            return false;
+        }
+        let Some(run) = self.prepare() else {
+            return false;
+        };
+        let index = e.index();
+        F::matches(&run.filter, index, usize::MAX) && Q::has(&run.data, index, usize::MAX)
+    }
 }
 
 /// How many aligned positions a filter that [rejects runs](QueryFilter::REJECTS_RUNS) rules
@@ -784,6 +837,18 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
             }
         }
         n
+    }
+
+    /// Whether any of the remaining entities matches, handing nothing out.
+    fn any_left(mut self) -> bool {
+        while let Some((index, pos)) = self.advance() {
+            if let Some(run) = &self.run {
+                if Q::has(&run.data, index, pos) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// The next entity of the walk that passes the filter, with its position in the driver.
