@@ -90,6 +90,19 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     /// of [`ids`](Bundle::ids).
     #[doc(hidden)]
     fn group_moves() -> GroupMoves;
+
+    /// The name of a type the bundle holds twice, if any (no world needed: for commands,
+    /// which check when they record).
+    #[doc(hidden)]
+    fn repeated_type() -> Option<&'static str>;
+}
+
+/// Panics if `B` holds a type twice, naming it.
+#[track_caller]
+pub(crate) fn check_distinct<B: Bundle>() {
+    if let Some(name) = B::repeated_type() {
+        repeated(name);
+    }
 }
 
 impl Bundle for () {
@@ -128,6 +141,10 @@ impl Bundle for () {
     fn put(self, _: &mut (), _: Entity, _: &mut Ctx<'_>) {}
 
     fn ids(_: &mut Components, _: &mut alloc::vec::Vec<ComponentId>) {}
+
+    fn repeated_type() -> Option<&'static str> {
+        None
+    }
 
     fn group_moves() -> GroupMoves {
         // A group owns two types at least: `World::group` refuses `()` before these can run.
@@ -222,6 +239,12 @@ macro_rules! tuple_bundle {
 
             fn ids(components: &mut Components, out: &mut alloc::vec::Vec<ComponentId>) {
                 $(out.push(components.register::<$t>());)+
+            }
+
+            fn repeated_type() -> Option<&'static str> {
+                let types = [$(core::any::TypeId::of::<$t>()),+];
+                let names: [&'static str; $n] = [$(type_name::<$t>()),+];
+                (0..$n).find(|&a| types[a + 1..].contains(&types[a])).map(|a| names[a])
             }
         }
     };

@@ -118,7 +118,7 @@ impl Commands {
     ///
     /// # Panics
     ///
-    /// When applied, if `bundle` holds a type twice.
+    /// If `bundle` holds a type twice (before reserving anything).
     ///
     /// ```
     /// use dod_world::{Commands, World};
@@ -130,6 +130,7 @@ impl Commands {
     /// ```
     #[track_caller]
     pub fn spawn<B: Bundle>(&mut self, entities: &Entities, bundle: B) -> Entity {
+        crate::bundle::check_distinct::<B>();
         let e = entities.reserve();
         self.insert(e, bundle);
         e
@@ -141,7 +142,8 @@ impl Commands {
     ///
     /// # Panics
     ///
-    /// When applied, as [`World::spawn`](crate::World::spawn).
+    /// If `bundle` holds a type twice; when applied, as
+    /// [`World::spawn`](crate::World::spawn).
     ///
     /// ```
     /// use dod_world::World;
@@ -152,7 +154,9 @@ impl Commands {
     /// world.spawn((Enemy,));
     /// assert_eq!(world.count::<HealthBar>(), 1);
     /// ```
+    #[track_caller]
     pub fn spawn_unnamed<B: Bundle>(&mut self, bundle: B) {
+        crate::bundle::check_distinct::<B>();
         self.commands
             .push(Command::Spawn(Box::new(move |world: &mut World| {
                 world.spawn(bundle);
@@ -160,6 +164,10 @@ impl Commands {
     }
 
     /// Records that `e` gets the components of `bundle` (replacing the ones it has).
+    ///
+    /// # Panics
+    ///
+    /// If `bundle` holds a type twice.
     ///
     /// ```
     /// use dod_world::{Commands, World};
@@ -170,7 +178,9 @@ impl Commands {
     /// world.apply(&mut c);
     /// assert!(world.has::<u8>(e));
     /// ```
+    #[track_caller]
     pub fn insert<B: Bundle>(&mut self, e: Entity, bundle: B) {
+        crate::bundle::check_distinct::<B>();
         self.commands.push(Command::Insert(
             e,
             Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok()),

@@ -284,6 +284,28 @@ fn a_query_that_ran_keeps_its_borrows_until_dropped_and_the_panic_says_so() {
     let _ = w.query::<&Pos>().count();
 }
 
+/// A bundle that holds a type twice is refused when the command is recorded, naming the
+/// type, before an entity is reserved: nothing is left for the next flush to make alive.
+#[test]
+fn commands_refuse_a_repeated_type_when_recording() {
+    let mut world = World::new();
+    let e = world.spawn(());
+    let mut commands = Commands::new();
+    for attempt in 0..3 {
+        let r = catch_unwind(AssertUnwindSafe(|| match attempt {
+            0 => drop(commands.spawn(world.entities(), (Pos(1.0), Health(1), Pos(2.0)))),
+            1 => commands.insert(e, (Health(1), Health(2))),
+            _ => commands.spawn_unnamed((Vel(1.0), Vel(2.0))),
+        }));
+        let msg = *r.unwrap_err().downcast::<String>().unwrap();
+        assert!(msg.contains("twice"), "{msg}");
+    }
+    assert!(commands.is_empty());
+    world.apply(&mut commands);
+    assert_eq!(world.len(), 1, "no entity was reserved");
+    world.assert_invariants();
+}
+
 #[test]
 fn commands_reserve_at_once_and_apply_in_order() {
     let mut world = World::new();
