@@ -53,7 +53,8 @@ pub const DEFAULT_MIN_FREE: u32 = 1024;
 /// - **Entities** are generational ids ([`Entity`]) from dod's slot rules: FIFO reuse of
 ///   freed slots, `min_free` slots kept back ([`WorldBuilder::min_free`]), a slot retired
 ///   before its generation wraps. A despawned entity never resolves again, and no component of
-///   it shows up under another entity.
+///   it shows up under another entity (loading a save restores its allocator as a
+///   snapshot: entities made after that save do not outlive it).
 /// - **Components** are any `'static + Send + Sync` values, one storage per type: a
 ///   [`dod::SparseSet`] keyed by entity index, or, for a tag (a zero-sized type with no drop
 ///   glue), a [`dod::BitSet`]. Liveness is checked once, where an entity enters the world's
