@@ -1173,13 +1173,25 @@ fn world_of(e: Entity) -> u16 {
 // --- queries against the model ---------------------------------------------------------
 
 /// A writing query of one shape in one of seven forms, its visits compared with the model's
-/// matches, its writes then made in the model too.
+/// matches, its writes then made in the model too; before it, the query's `contains` of the
+/// target and `is_empty`, compared with the model's matches.
 macro_rules! mut_query {
     ($world:ident, $m:ident, $form:expr, $target:expr, $q:ty, [$($f:tt)*],
      |$pat:pat_param| $visit:expr, $matches:expr, $write:expr) => {{
         let matches = $matches;
         let write = $write;
         let target: Entity = $target;
+        // Asked first, handing nothing out: a kept state's next run would see a mark.
+        assert_eq!(
+            $world.query::<$q>()$($f)*.contains(target),
+            $m.alive(target) && matches(&*$m, target),
+            "contains({target:?}) of {}", stringify!($q)
+        );
+        assert_eq!(
+            $world.query::<$q>()$($f)*.is_empty(),
+            !$m.live.keys().any(|&e| matches(&*$m, e)),
+            "is_empty of {}", stringify!($q)
+        );
         let mut visited: Vec<Entity> = Vec::new();
         let form = $form % 7;
         match form {
