@@ -985,7 +985,8 @@ impl World {
 
     /// The entities that lost their `T` (removed, or despawned) since the last
     /// [`maintain`](World::maintain), oldest first; empty unless `T` is tracked. An entity that
-    /// lost `T` twice is listed twice.
+    /// lost `T` twice is listed twice. A value replaced by an insert is not listed: the entity
+    /// still has a `T`, stamped changed (the remove hook does see the old value go).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
