@@ -385,19 +385,29 @@ fn per_type_masks_become_tags_kept_by_hooks() {
     assert!(light.iter().all(|&e| !world.has::<Frozen>(e)));
 }
 
+/// A saved component type of the load tests.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone, Copy, PartialEq)]
+struct P(f32);
+/// The other saved type, owned with `P` by a group.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone, Copy, PartialEq)]
+struct V(f32);
+
+/// A world that owns the group `(P, V)` and saves both types.
+#[cfg(feature = "serde")]
+fn saving_world() -> World {
+    let mut w = World::builder().group::<(P, V)>().build();
+    w.register_saved::<P>("p");
+    w.register_saved::<V>("v");
+    w
+}
+
 #[cfg(feature = "serde")]
 #[test]
 fn a_load_keeps_hooks_tracking_and_groups() {
-    use serde::{Deserialize, Serialize};
-    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
-    struct P(f32);
-    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
-    struct V(f32);
-
     let make = || {
-        let mut w = World::builder().group::<(P, V)>().build();
-        w.register_saved::<P>("p");
-        w.register_saved::<V>("v");
+        let mut w = saving_world();
         w.track::<P>();
         w
     };
@@ -435,18 +445,7 @@ fn a_load_keeps_hooks_tracking_and_groups() {
 #[cfg(feature = "serde")]
 #[test]
 fn a_load_whose_replaced_value_panics_still_completes() {
-    use serde::{Deserialize, Serialize};
-    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
-    struct P(f32);
-    #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
-    struct V(f32);
-
-    let make = || {
-        let mut w = World::builder().group::<(P, V)>().build();
-        w.register_saved::<P>("p");
-        w.register_saved::<V>("v");
-        w
-    };
+    let make = saving_world;
     let mut saved = make();
     saved.spawn((P(1.0), V(1.0)));
     let json = serde_json::to_string(&saved).unwrap();
