@@ -394,8 +394,11 @@ impl<T: Component> Storage<T> {
             let p = self.set.get_index_of(index)?;
             t.added.swap_remove(p);
             t.changed.swap_remove(p);
+            let value = self.set.swap_remove(index)?;
+            // After the value: the stamps and the values stay one per value even if the
+            // list's growth panics.
             t.removed.push(e);
-            self.set.swap_remove(index)?
+            value
         } else {
             self.set.swap_remove(index)?
         };
@@ -671,6 +674,8 @@ impl<T: Component> AnyStorage for Storage<T> {
     }
 
     fn assert_invariants(&self, name: &str) {
+        self.set.assert_invariants();
+        self.tags.assert_invariants();
         if self.in_bits {
             assert!(self.set.is_empty(), "`{name}`: values beside its bits");
             assert_eq!(

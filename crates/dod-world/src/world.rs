@@ -1422,10 +1422,8 @@ impl World {
     pub fn assert_invariants(&self) {
         self.entities.assert_invariants();
         self.components.assert_groups();
-        assert!(
-            self.hook_commands.is_empty(),
-            "hook commands left unapplied"
-        );
+        // Hook commands may wait for the next change (after a lazy batch, a view, or a
+        // caught hook panic): a pending queue is not a broken world.
         for column in &self.components.columns {
             let storage = column.any();
             storage.assert_invariants(column.name);
@@ -1708,6 +1706,11 @@ impl fmt::Debug for EntityRef<'_> {
 }
 
 /// A mutable view of one live entity; made by [`World::entity_mut`].
+///
+/// A change made through the view applies the commands its hooks recorded, which may
+/// despawn the entity: from then on the view answers as for a stale entity (`get` gives
+/// `None`, [`is_alive`](EntityMut::is_alive) `false`), and [`insert`](EntityMut::insert)
+/// panics rather than drop the bundle unseen.
 pub struct EntityMut<'w> {
     world: &'w mut World,
     e: Entity,
@@ -1723,6 +1726,24 @@ impl EntityMut<'_> {
     /// ```
     pub fn id(&self) -> Entity {
         self.e
+    }
+
+    /// Whether the entity is still alive: a hook's commands, applied by a change made
+    /// through the view, may have despawned it.
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// struct Fuse;
+    /// let mut world = World::new();
+    /// world.on_remove::<Fuse>(|e, _, commands| commands.despawn(e));
+    /// let e = world.spawn((Fuse,));
+    /// let mut view = world.entity_mut(e).unwrap();
+    /// assert!(view.is_alive());
+    /// view.remove::<Fuse>();
+    /// assert!(!view.is_alive());
+    /// ```
+    pub fn is_alive(&self) -> bool {
+        self.world.is_alive(self.e)
     }
 
     /// Its `T`, if it has one. O(1).
@@ -1763,7 +1784,8 @@ impl EntityMut<'_> {
     ///
     /// # Panics
     ///
-    /// If `bundle` holds a type twice.
+    /// If `bundle` holds a type twice, or if the entity is no longer alive (a hook's commands
+    /// despawned it: see [`EntityMut`]); the bundle is dropped.
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1773,8 +1795,9 @@ impl EntityMut<'_> {
     /// ```
     #[track_caller]
     pub fn insert<B: Bundle>(&mut self, bundle: B) -> &mut Self {
-        let done = self.world.insert(self.e, bundle);
-        debug_assert!(done.is_ok(), "the entity of a view is alive");
+        if let Err(err) = self.world.insert(self.e, bundle) {
+            panic!("EntityMut::insert: {err}: a hook's commands despawned it");
+        }
         self
     }
 

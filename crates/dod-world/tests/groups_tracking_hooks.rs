@@ -524,6 +524,43 @@ fn contains_and_is_empty_answer_like_get_and_mark_nothing() {
     assert_eq!(changed.query(&mut world).count(), 1);
 }
 
+/// An entity view whose entity a hook's commands despawn: the view answers as for a stale
+/// entity, and an insert through it panics, saying so, instead of dropping the bundle unseen.
+#[test]
+fn an_entity_view_whose_entity_a_hook_despawns_says_so() {
+    let mut world = World::new();
+    world.on_remove::<Mass>(|e, _, commands| commands.despawn(e));
+    let e = world.spawn((Mass(1.0), Pos(1.0)));
+    let mut view = world.entity_mut(e).unwrap();
+    assert_eq!(view.remove::<Mass>(), Some(Mass(1.0)));
+    assert!(!view.is_alive());
+    assert_eq!(view.get::<Pos>(), None);
+    let r = quietly(|| {
+        view.insert((Vel(2.0),));
+    });
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("not alive") && msg.contains("hook"), "{msg}");
+    world.assert_invariants();
+    assert_eq!(world.count::<Vel>(), 0);
+    assert!(!world.is_alive(e));
+}
+
+/// A hook that panics after another hook recorded commands: the world is valid with those
+/// commands waiting, and the next change applies them.
+#[test]
+fn commands_of_hooks_before_a_panicking_hook_wait_for_the_next_change() {
+    let mut world = World::new();
+    world.on_insert::<Pos>(|e, _, commands| commands.insert(e, (Mass(1.0),)));
+    world.on_insert::<Vel>(|_, _, _| panic!("hook of Vel"));
+    let r = quietly(|| world.spawn((Pos(1.0), Vel(1.0))));
+    assert!(r.is_err());
+    world.assert_invariants();
+    let e = world.spawn(());
+    assert_eq!(world.count::<Mass>(), 1, "applied by the next change");
+    assert!(world.is_alive(e));
+    world.assert_invariants();
+}
+
 #[test]
 fn maintain_clamps_old_stamps_before_the_counter_wraps() {
     let mut world = World::new();
