@@ -14,7 +14,8 @@ use crate::world::{Shared, World};
 /// see the same changes (so `get` can check a list of entities one by one, and a second
 /// `for_each` visits the same entities as the first). The run's own writes are not seen by
 /// the next run. A `get` of an entity that is not alive starts no run: it returns `None` and
-/// leaves the tick alone.
+/// leaves the tick alone. A run whose closure panics part way has moved the tick all the
+/// same: the changes it had not reached are not seen again by the next run.
 ///
 /// Keep one per system and per world.
 ///
