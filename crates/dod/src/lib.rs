@@ -120,6 +120,8 @@ mod debug_list;
 mod error;
 pub mod handle_map;
 pub mod hint;
+#[cfg(all(test, feature = "std"))]
+mod hostile;
 pub mod key;
 mod pages;
 pub mod pool;

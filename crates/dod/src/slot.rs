@@ -274,7 +274,14 @@ impl Tag {
     /// ```
     #[inline]
     pub fn age_of<K: Key>(self, key: K) -> Age {
-        let t = key.tag();
+        self.age_of_tag(key.tag())
+    }
+
+    /// [`age_of`](Tag::age_of) for a key's tag read already (a container reads a key's
+    /// parts once per operation, so that a key whose answers change between calls cannot
+    /// name two slots in one operation).
+    #[inline]
+    pub(crate) fn age_of_tag(self, t: u32) -> Age {
         if t & Self::VACANT != 0 {
             return Age::Malformed;
         }

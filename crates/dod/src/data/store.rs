@@ -256,10 +256,18 @@ impl<K: Key> DataStore<K> {
         self
     }
 
+    /// The block of `e`'s component, if its slot holds one for `e`.
     #[inline]
     fn slot(&self, e: K) -> Option<(u32, u8)> {
-        let t = e.tag();
-        let s = self.slots.slot(e.index())?;
+        self.slot_at(e.index(), e.tag())
+    }
+
+    /// [`slot`](Self::slot) for a key's parts read already: an operation that changes the
+    /// store reads `index()` and `tag()` once, so that a key whose answers change between
+    /// calls cannot make it look at one slot and change another.
+    #[inline]
+    fn slot_at(&self, index: u32, t: u32) -> Option<(u32, u8)> {
+        let s = self.slots.slot(index)?;
         // A stored tag is 0, a live key's tag, or has bit 31 set; `t > 0` (as an i32) keeps
         // a forged key of tag 0 or with bit 31 set from matching the first or the last.
         (s.tag == t && (t as i32) > 0).then(|| s.block())
@@ -271,9 +279,9 @@ impl<K: Key> DataStore<K> {
         &self.buddy.arena[off..off + block_size(order)]
     }
 
-    /// What inserting `e` does, or why it is refused. Allocates nothing.
-    fn plan(&self, e: K) -> Result<Plan, InsertErrorKind> {
-        let (index, t) = (e.index(), e.tag());
+    /// What inserting the key of slot `index` and tag `t` does, or why it is refused.
+    /// Allocates nothing.
+    fn plan(&self, index: u32, t: u32) -> Result<Plan, InsertErrorKind> {
         if t & Tag::VACANT != 0
             || t as u16 == 0
             || (t >> 16) as u16 > K::MAX_TYPE_ID
@@ -283,7 +291,7 @@ impl<K: Key> DataStore<K> {
         }
         let s = self.slots.get(index);
         // A slot that never held a component has tag 0: every well-formed key is newer.
-        let plan = match Tag::from_bits(s.tag).age_of(e) {
+        let plan = match Tag::from_bits(s.tag).age_of_tag(t) {
             Age::Same if s.is_live() => Plan::Has,
             Age::Same => Plan::Fresh,
             Age::Newer if s.is_live() => Plan::Replace,
@@ -303,11 +311,16 @@ impl<K: Key> DataStore<K> {
         Ok(plan)
     }
 
-    /// Gives `e` a new block of order `order` (its page and the block allocated first, so an
-    /// error changes nothing but perhaps an empty page), dropping the component a `Replace`
-    /// plan finds; the block's offset.
-    fn occupy(&mut self, e: K, plan: Plan, order: u8) -> Result<u32, InsertErrorKind> {
-        let index = e.index();
+    /// Gives the key of slot `index` and tag `t` a new block of order `order` (its page and
+    /// the block allocated first, so an error changes nothing but perhaps an empty page),
+    /// dropping the component a `Replace` plan finds; the block's offset.
+    fn occupy(
+        &mut self,
+        index: u32,
+        t: u32,
+        plan: Plan,
+        order: u8,
+    ) -> Result<u32, InsertErrorKind> {
         self.slots
             .try_alloc_page(index)
             .map_err(|_| InsertErrorKind::OutOfMemory)?;
@@ -321,7 +334,7 @@ impl<K: Key> DataStore<K> {
         let old = core::mem::replace(
             slot,
             Slot {
-                tag: e.tag(),
+                tag: t,
                 loc: off | u32::from(order),
             },
         );
@@ -357,11 +370,12 @@ impl<K: Key> DataStore<K> {
     /// ```
     pub fn try_insert(&mut self, e: K) -> Result<bool, InsertError<()>> {
         let fail = |kind| InsertError::new(kind, ());
-        let plan = self.plan(e).map_err(fail)?;
+        let (index, t) = (e.index(), e.tag());
+        let plan = self.plan(index, t).map_err(fail)?;
         if plan == Plan::Has {
             return Ok(false);
         }
-        let off = self.occupy(e, plan, 0).map_err(fail)?;
+        let off = self.occupy(index, t, plan, 0).map_err(fail)?;
         let start = off as usize;
         raw::init(&mut self.buddy.arena[start..start + block_size(0)]);
         Ok(true)
@@ -431,7 +445,8 @@ impl<K: Key> DataStore<K> {
         data: impl Into<DataView<'d>>,
     ) -> Result<bool, InsertError<DataView<'d>>> {
         let data = data.into();
-        let plan = match self.plan(e) {
+        let (index, t) = (e.index(), e.tag());
+        let plan = match self.plan(index, t) {
             Ok(plan) => plan,
             Err(kind) => return Err(InsertError::new(kind, data)),
         };
@@ -439,7 +454,7 @@ impl<K: Key> DataStore<K> {
         let to = order_for(raw::packed_size(src));
         let had = plan == Plan::Has;
         let plan = if had { Plan::Replace } else { plan };
-        let off = match self.occupy(e, plan, to) {
+        let off = match self.occupy(index, t, plan, to) {
             Ok(off) => off,
             Err(kind) => return Err(InsertError::new(kind, data)),
         };
@@ -492,11 +507,12 @@ impl<K: Key> DataStore<K> {
     /// assert!(s.insert(e)); // the same key may come back
     /// ```
     pub fn remove(&mut self, e: K) -> bool {
-        let Some((off, o)) = self.slot(e) else {
+        let index = e.index();
+        let Some((off, o)) = self.slot_at(index, e.tag()) else {
             return false;
         };
         self.buddy.free(off, o);
-        if let Some(s) = self.slots.slot_mut(e.index()) {
+        if let Some(s) = self.slots.slot_mut(index) {
             *s = Slot {
                 tag: s.tag | Tag::VACANT,
                 loc: 0,
@@ -668,7 +684,8 @@ impl<K: Key> DataStore<K> {
         key: impl Into<PathKey<'p>>,
         value: impl Into<Value<'v>>,
     ) -> bool {
-        let Some((off, o)) = self.slot(e) else {
+        let index = e.index();
+        let Some((off, o)) = self.slot_at(index, e.tag()) else {
             return false;
         };
         let (key, value) = (key.into(), value.into());
@@ -686,7 +703,7 @@ impl<K: Key> DataStore<K> {
             } else {
                 order_for(need).max(o + 1)
             };
-            let (noff, no) = self.relocate(e.index(), off, o, to);
+            let (noff, no) = self.relocate(index, off, o, to);
             let start = noff as usize;
             let block = &mut self.buddy.arena[start..start + block_size(no)];
             let done = raw::set(block, key, &value);
@@ -730,7 +747,8 @@ impl<K: Key> DataStore<K> {
     /// assert!(!s.remove_key(e, "a"));
     /// ```
     pub fn remove_key(&mut self, e: K, key: impl Into<DataKey>) -> bool {
-        let Some((off, o)) = self.slot(e) else {
+        let index = e.index();
+        let Some((off, o)) = self.slot_at(index, e.tag()) else {
             return false;
         };
         let start = off as usize;
@@ -740,7 +758,7 @@ impl<K: Key> DataStore<K> {
         }
         let packed = raw::packed_size(block);
         if o > 0 && packed * 4 <= block_size(o) {
-            self.relocate(e.index(), off, o, order_for(packed * 2));
+            self.relocate(index, off, o, order_for(packed * 2));
         }
         true
     }
@@ -1370,5 +1388,45 @@ mod tests {
         assert!(!s.set(h(0), "a", 2.0));
         assert_eq!(s.get(newer).unwrap().len(), 0);
         s.assert_invariants();
+    }
+
+    /// A key whose `index()` answers two slots by turns: every operation that changes the
+    /// store reads it once, so it looks at and changes one slot, and every block stays owned
+    /// by exactly one live slot.
+    #[test]
+    #[cfg(feature = "std")]
+    fn a_key_whose_index_changes_between_calls_changes_one_slot() {
+        use crate::hostile::{Hostile, FLIP};
+        use core::num::NonZeroU16;
+        let g = NonZeroU16::new(1).unwrap();
+        let k = |i| Hostile(i, i, g);
+        let two = Hostile(1, 2, g);
+        let long = "a string long enough to move its component to a larger block";
+        for op in 0..4 {
+            let mut s: DataStore<Hostile> = DataStore::new();
+            for i in 0..3 {
+                s.insert(k(i));
+                assert!(s.set(k(i), "n", i as f32));
+            }
+            FLIP.with(|f| f.set(false));
+            match op {
+                0 => drop(s.remove(two)),
+                1 => drop(s.set(two, "name", long)),
+                2 => drop(s.remove_key(two, "n")),
+                _ => drop(s.insert(Hostile(5, 6, g))),
+            }
+            s.assert_invariants();
+            // Each entity has its own component or none, and the rest of the store is intact.
+            for i in 0..3 {
+                if let Some(v) = s.get_f32(k(i), "n") {
+                    assert_eq!(v, i as f32, "op {op}: entity {i}");
+                }
+            }
+            assert_eq!(s.len(), s.iter().count(), "op {op}");
+            s.remove(k(0));
+            s.remove(k(1));
+            s.remove(k(2));
+            s.assert_invariants();
+        }
     }
 }

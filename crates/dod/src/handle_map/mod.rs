@@ -1183,45 +1183,8 @@ mod tests {
         );
     }
 
-    /// A key type whose `from_parts` panics while `PANIC_ON_MAKE` is set, and whose
-    /// `index()` answers `self.0` and `self.1` by turns: user code that misbehaves, which a
-    /// container must survive without undefined behaviour.
     #[cfg(feature = "std")]
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-    struct Hostile(u32, u32, NonZeroU16);
-
-    #[cfg(feature = "std")]
-    std::thread_local! {
-        static PANIC_ON_MAKE: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-        static FLIP: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-    }
-
-    #[cfg(feature = "std")]
-    impl Key for Hostile {
-        const MAX_SLOTS: u32 = 1_000;
-        const MAX_TYPE_ID: u16 = 0;
-        fn from_parts(index: u32, generation: NonZeroU16, _: u16) -> Self {
-            if PANIC_ON_MAKE.with(|p| p.get()) {
-                panic!("the key type refuses to make a key");
-            }
-            Hostile(index, index, generation)
-        }
-        fn index(self) -> u32 {
-            let flip = FLIP.with(|f| f.replace(!f.get()));
-            if flip {
-                self.1
-            } else {
-                self.0
-            }
-        }
-        fn generation(self) -> NonZeroU16 {
-            self.2
-        }
-        fn type_id(self) -> u16 {
-            0
-        }
-    }
-
+    use crate::hostile::{Hostile, FLIP, PANIC_ON_MAKE};
     #[cfg(feature = "std")]
     use core::num::NonZeroU16;
 

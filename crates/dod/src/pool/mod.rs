@@ -668,10 +668,7 @@ impl<T, K: Key> Pool<T, K> {
         let Some(i) = self.claim() else {
             slot::full_panic::<K>("Pool")
         };
-        // The key the slot's next item gets; the slot is vacant and not retired.
-        let tag = self.slots[i].tag();
-        let key = tag.occupy().unwrap_or(tag).key(i as u32);
-        /// Puts the claimed slot back if `f` panics.
+        /// Puts the claimed slot back if the key type or `f` panics.
         struct Unclaim<'a, T, K: Key> {
             pool: &'a mut Pool<T, K>,
             slot: usize,
@@ -685,6 +682,10 @@ impl<T, K: Key> Pool<T, K> {
             pool: self,
             slot: i,
         };
+        // The key the slot's next item gets (the slot is vacant and not retired), made under
+        // the guard: the key type is user code too.
+        let tag = guard.pool.slots[i].tag();
+        let key = tag.occupy().unwrap_or(tag).key(i as u32);
         let value = f(key);
         core::mem::forget(guard);
         let filled = self.fill(i, value);
@@ -1590,6 +1591,30 @@ mod tests {
             );
             assert_eq!(p[b], alloc::format!("{b:?}"));
             assert_eq!(p[a], "a");
+            p.assert_invariants();
+        }
+    }
+
+    /// A key type whose construction panics in `insert_with_key`: the claimed slot goes back
+    /// to the holes (a FIFO pool reuses it next), as when `f` panics.
+    #[test]
+    #[cfg(feature = "std")]
+    fn insert_with_key_gives_the_slot_back_when_the_key_type_panics() {
+        use crate::hostile::{Hostile, PANIC_ON_MAKE};
+        for reuse in [Reuse::Fifo, Reuse::LowestFirst] {
+            let mut p = Pool::<u32, Hostile>::with_key().with_reuse(reuse);
+            let a = p.insert(10);
+            p.insert(11);
+            p.remove(a);
+            PANIC_ON_MAKE.with(|m| m.set(true));
+            let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+                p.insert_with_key(|_| 20);
+            }));
+            PANIC_ON_MAKE.with(|m| m.set(false));
+            assert!(r.is_err());
+            p.assert_invariants();
+            assert_eq!(p.len(), 1);
+            assert_eq!(p.insert(30).index(), 0, "the hole is reused ({reuse:?})");
             p.assert_invariants();
         }
     }
