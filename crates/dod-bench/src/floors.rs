@@ -458,52 +458,105 @@ impl<T: Copy> GroupedPair<T> {
 #[derive(Clone)]
 pub struct SummedBits {
     words: Vec<u64>,
-    /// Layer 0 over the words, then each layer over the one before, up to a single word.
-    any: Vec<Vec<u64>>,
-    free: Vec<Vec<u64>>,
+    any: Summary,
+    free: Summary,
 }
 
-/// The layers of a summary whose layer 0 bit `w` is `on(words[w])`.
-fn summary(words: &[u64], on: impl Fn(u64) -> bool) -> Vec<Vec<u64>> {
-    let mut layer = vec![0u64; words.len().div_ceil(64).max(1)];
-    for (w, &word) in words.iter().enumerate() {
-        if on(word) {
-            layer[w >> 6] |= 1 << (w & 63);
-        }
-    }
-    let mut layers = vec![layer];
-    while layers[layers.len() - 1].len() > 1 {
-        let below = &layers[layers.len() - 1];
-        let mut up = vec![0u64; below.len().div_ceil(64)];
-        for (i, &word) in below.iter().enumerate() {
-            if word != 0 {
-                up[i >> 6] |= 1 << (i & 63);
+/// A summary's layers in one vector, as `BitSet` keeps them: layer 0 (one bit per word) at
+/// offset 0, each layer above right after the one below, up to a single word.
+#[derive(Clone, PartialEq, Debug)]
+struct Summary {
+    bits: Vec<u64>,
+    /// Where each layer starts in `bits`; `starts[l + 1] - starts[l]` is its length.
+    starts: Vec<usize>,
+}
+
+impl Summary {
+    /// The summary whose layer 0 bit `w` is `on(words[w])`.
+    fn build(words: &[u64], on: impl Fn(u64) -> bool) -> Summary {
+        let mut layer = vec![0u64; words.len().div_ceil(64).max(1)];
+        for (w, &word) in words.iter().enumerate() {
+            if on(word) {
+                layer[w >> 6] |= 1 << (w & 63);
             }
         }
-        layers.push(up);
+        let (mut bits, mut starts) = (Vec::new(), vec![0]);
+        loop {
+            bits.extend_from_slice(&layer);
+            starts.push(bits.len());
+            if layer.len() == 1 {
+                return Summary { bits, starts };
+            }
+            let mut up = vec![0u64; layer.len().div_ceil(64)];
+            for (i, &word) in layer.iter().enumerate() {
+                if word != 0 {
+                    up[i >> 6] |= 1 << (i & 63);
+                }
+            }
+            layer = up;
+        }
     }
-    layers
+
+    /// Sets bit `i` of layer `l` and, while the word it lands in was empty, the bit over
+    /// that word in each layer above.
+    fn set_from(&mut self, mut l: usize, mut i: usize) {
+        while l + 1 < self.starts.len() {
+            let word = &mut self.bits[self.starts[l] + (i >> 6)];
+            let was = *word;
+            *word |= 1 << (i & 63);
+            if was != 0 {
+                return;
+            }
+            l += 1;
+            i >>= 6;
+        }
+    }
+
+    /// Clears bit `i` of layer `l` and, while the word it is in becomes empty, the bit over
+    /// that word in each layer above.
+    fn clear_from(&mut self, mut l: usize, mut i: usize) {
+        while l + 1 < self.starts.len() {
+            let word = &mut self.bits[self.starts[l] + (i >> 6)];
+            *word &= !(1 << (i & 63));
+            if *word != 0 {
+                return;
+            }
+            l += 1;
+            i >>= 6;
+        }
+    }
 }
 
 impl SummedBits {
     /// The set whose words are `words`.
     pub fn from_words(words: Vec<u64>) -> Self {
         SummedBits {
-            any: summary(&words, |w| w != 0),
-            free: summary(&words, |w| w != u64::MAX),
+            any: Summary::build(&words, |w| w != 0),
+            free: Summary::build(&words, |w| w != u64::MAX),
             words,
         }
     }
 
-    /// Adds index `i` (below the universe); `true` if it was absent.
+    /// Adds index `i`; `true` if it was absent.
+    ///
+    /// # Panics
+    ///
+    /// If `i` is past the universe (`64 * words`): the one check, as `BitSet`'s universe
+    /// check, before the unchecked reads.
     #[inline]
+    #[allow(unsafe_code)]
     pub fn insert(&mut self, i: usize) -> bool {
+        assert!(i < self.words.len() << 6, "index past the universe");
         let w = i >> 6;
-        let old = self.words[w];
+        // SAFETY: `i < 64 * words.len()`, so `w < words.len()`.
+        let word = unsafe { self.words.get_unchecked_mut(w) };
+        let old = *word;
         let new = old | 1 << (i & 63);
-        self.words[w] = new;
+        *word = new;
         // The "any" bit is written whatever it was: branching on it would wait on the word.
-        let over = &mut self.any[0][w >> 6];
+        // SAFETY: layer 0 starts at 0 and has `words.len().div_ceil(64)` words, more than
+        // `w >> 6`.
+        let over = unsafe { self.any.bits.get_unchecked_mut(w >> 6) };
         let any_old = *over;
         *over = any_old | 1 << (w & 63);
         if (any_old == 0) | (new == u64::MAX) {
@@ -517,27 +570,10 @@ impl SummedBits {
     #[inline(never)]
     fn carry(&mut self, w: usize, any_up: bool, full: bool) {
         if any_up {
-            let mut i = w >> 6;
-            for layer in &mut self.any[1..] {
-                let word = &mut layer[i >> 6];
-                let was = *word;
-                *word |= 1 << (i & 63);
-                if was != 0 {
-                    break;
-                }
-                i >>= 6;
-            }
+            self.any.set_from(1, w >> 6);
         }
         if full {
-            let mut i = w;
-            for layer in &mut self.free {
-                let word = &mut layer[i >> 6];
-                *word &= !(1 << (i & 63));
-                if *word != 0 {
-                    break;
-                }
-                i >>= 6;
-            }
+            self.free.clear_from(0, w);
         }
     }
 
@@ -550,11 +586,20 @@ impl SummedBits {
     /// Panics unless both summaries are what the words make.
     #[cfg(test)]
     fn check(&self) {
-        assert!(self.any == summary(&self.words, |w| w != 0), "any summary");
         assert!(
-            self.free == summary(&self.words, |w| w != u64::MAX),
+            self.any == Summary::build(&self.words, |w| w != 0),
+            "any summary"
+        );
+        assert!(
+            self.free == Summary::build(&self.words, |w| w != u64::MAX),
             "free summary"
         );
+    }
+
+    /// Whether the 64 words under bit `b` of the free summary's layer 0 are all full.
+    #[cfg(test)]
+    fn free_word_is_empty(&self, b: usize) -> bool {
+        self.free.bits[b] == 0
     }
 }
 
@@ -737,7 +782,7 @@ mod tests {
         }
         let block = universe / 2 / 4096;
         assert!(
-            set.free[0][block + 1] == 0,
+            set.free_word_is_empty(block + 1),
             "the sequence fills the 64 words under one free bit"
         );
     }
