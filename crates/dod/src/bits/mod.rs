@@ -761,14 +761,26 @@ impl BitSet {
     pub fn insert(&mut self, index: u32) -> bool {
         let index = index as usize;
         if index >= self.universe {
-            // A pool appending a slot takes the store on every insertion.
-            if self.grows_by_a_store(index) {
-                self.universe = index + 1;
-            } else {
-                self.grow_for(index);
-            }
+            return self.insert_past_universe(index);
         }
-        // SAFETY: the universe holds `index`: it did, or it grew to above it.
+        // SAFETY: `index` is below the universe.
+        unsafe { self.insert_bit(index) }
+    }
+
+    /// [`insert`](BitSet::insert) of an index at or past the universe, out of line so that
+    /// an insertion within it falls through to the word's update.
+    #[inline(never)]
+    #[track_caller]
+    #[allow(unsafe_code)]
+    fn insert_past_universe(&mut self, index: usize) -> bool {
+        // Appending the next index (a world tagging its newest entity) grows the universe by
+        // a store.
+        if self.grows_by_a_store(index) {
+            self.universe = index + 1;
+        } else {
+            self.grow_for(index);
+        }
+        // SAFETY: the universe holds `index`: it grew to above it.
         unsafe { self.insert_bit(index) }
     }
 
