@@ -53,8 +53,9 @@ pub const DEFAULT_MIN_FREE: u32 = 1024;
 /// - **Entities** are generational ids ([`Entity`]) from dod's slot rules: FIFO reuse of
 ///   freed slots, `min_free` slots kept back ([`WorldBuilder::min_free`]), a slot retired
 ///   before its generation wraps. A despawned entity never resolves again, and no component of
-///   it shows up under another entity (loading a save restores its allocator as a
-///   snapshot: entities made after that save do not outlive it).
+///   it shows up under another entity (the one exception: loading a save restores its
+///   allocator as a snapshot, so a handle made after that save may name an entity spawned
+///   after the load).
 /// - **Components** are any `'static + Send + Sync` values, one storage per type: a
 ///   [`dod::SparseSet`] keyed by entity index, or, for a tag (a zero-sized type with no drop
 ///   glue), a [`dod::BitSet`]. Liveness is checked once, where an entity enters the world's
@@ -1489,14 +1490,19 @@ impl World {
         }
         // A value whose `Drop` panics does not stop the load: every other column is still
         // emptied and every group packed again (the entities are the loaded ones by now), and
-        // the first panic goes on afterwards.
+        // the first panic goes on afterwards. The old values of the saved types, swapped
+        // into `loaded`, are dropped here too: left to `loaded`'s drop while that panic
+        // unwinds, a second panicking `Drop` would abort the process.
         let mut panic = None;
-        for (column, taken) in self.components.columns.iter_mut().zip(taken) {
-            if !taken {
-                let storage = column.any_mut();
-                if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.clear_silently())) {
-                    panic.get_or_insert(p);
-                }
+        let unsaved = self.components.columns.iter_mut().zip(taken);
+        let old = unsaved
+            .filter(|(_, taken)| !taken)
+            .map(|(column, _)| column)
+            .chain(loaded.components.columns.iter_mut());
+        for column in old {
+            let storage = column.any_mut();
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| storage.clear_silently())) {
+                panic.get_or_insert(p);
             }
         }
         for g in 0..self.components.groups.len() {

@@ -451,10 +451,10 @@ fn a_load_whose_replaced_value_panics_still_completes() {
     let json = serde_json::to_string(&saved).unwrap();
 
     let mut world = make();
-    world.track::<Mass>();
     // Registered before the other unsaved types, so its column is emptied first; tracked,
     // so its stamps must go with its values.
     world.track::<Armed>();
+    world.track::<Mass>();
     world.spawn((Armed(true),));
     for i in 0..5 {
         world.spawn((Mass(i as f32), P(2.0), V(2.0)));
@@ -481,6 +481,46 @@ fn a_load_whose_replaced_value_panics_still_completes() {
     let e = world.spawn((P(3.0),));
     assert!(!world.has::<Mass>(e), "a new entity inherits nothing");
     world.assert_invariants();
+}
+
+/// A saved type whose armed values panic in `Drop`, even while a panic unwinds.
+#[cfg(feature = "serde")]
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Fragile(bool);
+
+#[cfg(feature = "serde")]
+impl Drop for Fragile {
+    fn drop(&mut self) {
+        if self.0 {
+            panic!("fragile value dropped");
+        }
+    }
+}
+
+/// A load whose replaced values panic twice (an unsaved one, and an old one of a saved type):
+/// every old value is dropped inside the load, each panic caught, and the first goes on; none
+/// is left to drop while that panic unwinds, which would abort the process.
+#[cfg(feature = "serde")]
+#[test]
+fn a_load_whose_replaced_values_panic_twice_does_not_abort() {
+    let make = || {
+        let mut w = saving_world();
+        w.register_saved::<Fragile>("fragile");
+        w
+    };
+    let mut saved = make();
+    saved.spawn((P(1.0), V(1.0)));
+    let json = serde_json::to_string(&saved).unwrap();
+    let mut world = make();
+    world.spawn((Armed(true),));
+    world.spawn((P(2.0), Fragile(true)));
+    let r = quietly(|| world.load(&mut serde_json::Deserializer::from_str(&json)));
+    let msg = *r.unwrap_err().downcast::<&str>().unwrap();
+    assert_eq!(msg, "armed value dropped", "the first panic goes on");
+    world.assert_invariants();
+    assert_eq!(world.len(), 1);
+    assert_eq!(world.count::<Fragile>(), 0);
+    assert_eq!(world.count::<Armed>(), 0);
 }
 
 /// `contains` and `is_empty` answer as `get` and `iter` would, and like `count` hand nothing

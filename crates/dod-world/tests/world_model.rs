@@ -1181,7 +1181,9 @@ macro_rules! mut_query {
         let matches = $matches;
         let write = $write;
         let target: Entity = $target;
-        // Asked first, handing nothing out: a kept state's next run would see a mark.
+        // The answers, against the model's matches. That they mark nothing is the business
+        // of a test of its own (`contains_and_is_empty_answer_like_get_and_mark_nothing`):
+        // here the run that follows writes the same entities, which would hide a mark.
         assert_eq!(
             $world.query::<$q>()$($f)*.contains(target),
             $m.alive(target) && matches(&*$m, target),

@@ -10,7 +10,9 @@ use crate::world::{Shared, World};
 /// A query kept from run to run: it remembers the tick of its last run, so that
 /// [`Added<T>`](crate::Added) and [`Changed<T>`](crate::Changed) keep the entities whose `T`
 /// arrived or was written since then. Each [`query`](QueryState::query) is one run: its
-/// first `for_each`, `iter`, `get`, ... moves that tick to the present, and its later ones
+/// first `for_each`, `iter`, `get`, `count`, `contains`, `is_empty`, ... moves that tick to
+/// the present (so a `query(..).is_empty()` used as a guard uses the run up), and its later
+/// ones
 /// see the same changes (so `get` can check a list of entities one by one, and a second
 /// `for_each` visits the same entities as the first). The run's own writes are not seen by
 /// the next run. A `get` of an entity that is not alive starts no run: it returns `None` and
