@@ -34,6 +34,9 @@ enum Command {
 ///
 /// [`spawn`](Commands::spawn) reserves its entity at once ([`Entities::reserve`]), so the id
 /// can be stored in the same frame; the entity becomes alive when the commands are applied.
+/// A reservation is not undone by dropping or [clearing](Commands::clear) the commands: the
+/// world's next change makes the entity alive all the same, with no components (despawn it
+/// then, or apply the commands).
 /// [`spawn_unnamed`](Commands::spawn_unnamed) needs no [`Entities`] (a hook has none): its
 /// entity is allocated when applied.
 ///
