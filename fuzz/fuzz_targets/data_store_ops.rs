@@ -114,23 +114,35 @@ fn rule(m: &Model, e: Raw, max: u32) -> Result<bool, InsertErrorKind> {
     if !e.well_formed() {
         return Err(InsertErrorKind::MalformedKey);
     }
-    if e.index() > max {
-        return Err(InsertErrorKind::IndexAboveMax {
-            index: e.index(),
-            max,
-        });
-    }
+    // Only a new entry is bounded: an entry the store holds above a lowered bound stays and
+    // can be replaced, and an old key there is refused for its age first.
+    let new_entry = || {
+        if e.index() > max {
+            Err(InsertErrorKind::IndexAboveMax {
+                index: e.index(),
+                max,
+            })
+        } else {
+            Ok(true)
+        }
+    };
     match m.get(&e.index()) {
-        None => Ok(true),
+        None => new_entry(),
         Some((g, t, d)) => {
             if e.generation() > *g {
-                Ok(true)
+                if d.is_some() {
+                    Ok(true)
+                } else {
+                    new_entry()
+                }
             } else if e.generation() < *g {
                 Err(InsertErrorKind::StaleKey)
             } else if e.type_id() != *t {
                 Err(InsertErrorKind::ForeignKey)
+            } else if d.is_none() {
+                new_entry()
             } else {
-                Ok(d.is_none())
+                Ok(false)
             }
         }
     }
