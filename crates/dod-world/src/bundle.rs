@@ -176,17 +176,11 @@ macro_rules! tuple_bundle {
                 let cids: [ComponentId; $n] =
                     components.bundle_ids::<Self, $n>(|c| [$(c.register::<$t>()),+]);
                 let ids: [usize; $n] = cids.map(ComponentId::index);
-                let names: [&str; $n] = [$(type_name::<$t>()),+];
                 let columns = match components.columns.get_disjoint_mut(ids) {
                     Ok(c) => c,
                     Err(_) => {
-                        for a in 0..$n {
-                            for b in a + 1..$n {
-                                if ids[a] == ids[b] {
-                                    repeated(names[a]);
-                                }
-                            }
-                        }
+                        // A type twice gives its id twice: name it.
+                        check_distinct::<Self>();
                         unreachable!("distinct registered ids are in range")
                     }
                 };
