@@ -255,22 +255,21 @@ impl<T: Component> Storage<T> {
     /// stamps, no hooks. The structural hot paths then do the set's own work and nothing else.
     #[inline(always)]
     fn is_plain(&self) -> bool {
-        debug_assert_eq!(
-            self.plain,
-            !self.in_bits
-                && self.ticks.is_none()
-                && self.on_insert.is_none()
-                && self.on_remove.is_none()
-        );
+        debug_assert_eq!(self.plain, self.plain_now());
         self.plain
+    }
+
+    /// What [`is_plain`](Self::is_plain) answers, computed from the bits, stamps and hooks.
+    fn plain_now(&self) -> bool {
+        !self.in_bits
+            && self.ticks.is_none()
+            && self.on_insert.is_none()
+            && self.on_remove.is_none()
     }
 
     /// Recomputes [`is_plain`](Self::is_plain) after a change of bits, stamps or hooks.
     fn refresh_plain(&mut self) {
-        self.plain = !self.in_bits
-            && self.ticks.is_none()
-            && self.on_insert.is_none()
-            && self.on_remove.is_none();
+        self.plain = self.plain_now();
     }
 
     /// Sets the insert hook.
@@ -692,11 +691,7 @@ impl<T: Component> AnyStorage for Storage<T> {
             assert_eq!(t.added.len(), n, "`{name}`: one added stamp per value");
             assert_eq!(t.changed.len(), n, "`{name}`: one changed stamp per value");
         }
-        let plain = !self.in_bits
-            && self.ticks.is_none()
-            && self.on_insert.is_none()
-            && self.on_remove.is_none();
-        assert_eq!(self.plain, plain, "`{name}`: the plain flag");
+        assert_eq!(self.plain, self.plain_now(), "`{name}`: the plain flag");
     }
 
     fn clear_silently(&mut self) {
