@@ -572,19 +572,23 @@ where
     /// ```
     #[track_caller]
     pub fn get(&mut self, e: Entity) -> Option<Q::Item<'_>> {
+        let run = self.run_of(e)?;
+        // SAFETY: `e` is alive; the run is fresh and has no driver (so every element looks
+        // `e`'s index up), and the item borrows `self`, so no other item of it is live.
+        #[allow(unsafe_code)]
+        let item = unsafe { Q::fetch(&run.data, e.index(), usize::MAX) };
+        item.map(Q::shrink)
+    }
+
+    /// A fresh run for looking up entity `e` alone, if `e` is alive and passes the filter
+    /// (for [`get`](Query::get) and [`contains`](Query::contains)).
+    #[track_caller]
+    fn run_of(&mut self, e: Entity) -> Option<Run<'_, Q, F>> {
         if !self.world.entities().is_alive(e) {
             return None;
         }
         let run = self.prepare()?;
-        let index = e.index();
-        if !F::matches(&run.filter, index, usize::MAX) {
-            return None;
-        }
-        // SAFETY: `e` is alive; the run is fresh and has no driver (so every element looks
-        // `index` up), and the item borrows `self`, so no other item of it is live.
-        #[allow(unsafe_code)]
-        let item = unsafe { Q::fetch(&run.data, index, usize::MAX) };
-        item.map(Q::shrink)
+        F::matches(&run.filter, e.index(), usize::MAX).then_some(run)
     }
 
     /// The number of matching entities, handing nothing out: a `&mut T` of a tracked type is
@@ -648,14 +652,8 @@ where
     /// ```
     #[track_caller]
     pub fn contains(&mut self, e: Entity) -> bool {
-        if !self.world.entities().is_alive(e) {
-            return false;
-        }
-        let Some(run) = self.prepare() else {
-            return false;
-        };
-        let index = e.index();
-        F::matches(&run.filter, index, usize::MAX) && Q::has(&run.data, index, usize::MAX)
+        self.run_of(e)
+            .is_some_and(|run| Q::has(&run.data, e.index(), usize::MAX))
     }
 }
 
