@@ -41,3 +41,11 @@ impl Key for Hostile {
         0
     }
 }
+
+/// Runs `f` while `Hostile::from_parts` panics, and catches what `f` panics with.
+pub(crate) fn refusing_keys<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    PANIC_ON_MAKE.with(|p| p.set(true));
+    let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(f));
+    PANIC_ON_MAKE.with(|p| p.set(false));
+    r
+}
