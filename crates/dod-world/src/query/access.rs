@@ -41,6 +41,7 @@ pub struct Access {
 impl Access {
     /// Records that the query uses `T` as `kind`: one entry per element and filter, in order,
     /// which `prepare` takes back one by one.
+    #[inline]
     pub(crate) fn push<T: Component>(
         world: &World,
         kind: Kind,

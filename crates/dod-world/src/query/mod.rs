@@ -159,8 +159,12 @@ where
     /// The flags held, once a run has taken them (released on drop); nothing in the
     /// exclusive form, so that its drop uses nothing borrowed from the world.
     held: <Form<SHARED> as sealed::Sealed>::Flags<'w>,
-    /// What the query's elements and filters use, once checked.
-    accesses: Option<Accesses>,
+    /// What the query's elements and filters use; listed in place by the first run, and
+    /// trusted only once `checked`.
+    accesses: Accesses,
+    /// Whether `accesses` passed the conflict check and, in the shared form, its flags are
+    /// held.
+    checked: bool,
     /// The tick the query's state last ran at, moved by the query's first run (change
     /// filters).
     last_run: Option<&'w mut Option<Tick>>,
@@ -311,7 +315,8 @@ where
         Query {
             world,
             held: <Form<SHARED> as sealed::Sealed>::unflagged(),
-            accesses: None,
+            accesses: Accesses::new(),
+            checked: false,
             last_run: None,
             run_ticks: None,
             _types: PhantomData,
@@ -374,16 +379,18 @@ where
     /// run unchecked.
     #[track_caller]
     fn access(&mut self) {
-        if self.accesses.is_some() {
+        if self.checked {
             return;
         }
         let world = self.world;
-        let mut accesses = Accesses::new();
-        Q::access(world, &mut accesses);
-        F::access(world, &mut accesses);
-        check_conflicts(&accesses);
-        self.held = <Form<SHARED> as sealed::Sealed>::take(world, &accesses);
-        self.accesses = Some(accesses);
+        // Listed in place (a list built aside and moved in cost a copy per run); a run after
+        // a caught panic lists them again.
+        self.accesses.clear();
+        Q::access(world, &mut self.accesses);
+        F::access(world, &mut self.accesses);
+        check_conflicts(&self.accesses);
+        self.held = <Form<SHARED> as sealed::Sealed>::take(world, &self.accesses);
+        self.checked = true;
     }
 
     /// The ticks of a run: stamps `now`, looks for changes since the state's last run (and
@@ -441,7 +448,7 @@ where
         // runs overlap.
         #[allow(unsafe_code)]
         unsafe {
-            Run::prepare(self.world, ticks, self.accesses.as_deref().unwrap_or(&[]))
+            Run::prepare(self.world, ticks, &self.accesses)
         }
     }
 
@@ -451,7 +458,7 @@ where
         self.access();
         let ticks = self.ticks();
         let world: &World = self.world;
-        let accesses = self.accesses.as_deref().unwrap_or(&[]);
+        let accesses = &self.accesses;
         // SAFETY: as in `prepare`.
         #[allow(unsafe_code)]
         let run = unsafe { Run::prepare(world, ticks, accesses)? };
@@ -991,7 +998,7 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F, false> {
         self.access();
         let ticks = self.ticks();
         let world = self.world;
-        let accesses = self.accesses.take().unwrap_or_default();
+        let accesses = core::mem::take(&mut self.accesses);
         // SAFETY: as in `Query::prepare`: the accesses were checked, and this form of query
         // has the world as its elements declare for all of `'w` (it was made from
         // `&'w mut World`, or from `&'w World` for a read-only `Q`), so items may live that
