@@ -5,7 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use dod_world::{Commands, Entity, World};
+use dod_world::{Commands, Entity, QueryState, World};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pos(f32);
@@ -180,6 +180,43 @@ fn a_component_asked_mutably_and_shared_panics_naming_it() {
     let mut world = World::new();
     world.spawn((Pos(0.0),));
     world.query::<(&Pos, Option<&mut Pos>)>().for_each(|_| {});
+}
+
+/// A conflicting query is refused on its first run even while its type has no storage yet
+/// (no value was ever inserted), in every form, and two distinct unregistered types do not
+/// conflict.
+#[test]
+fn a_conflict_on_a_type_never_inserted_panics_on_the_first_run() {
+    struct Never(#[allow(dead_code)] u8);
+    struct Other(#[allow(dead_code)] u8);
+    let caught = |f: &mut dyn FnMut()| {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+            .expect_err("the query runs a conflict");
+        err.downcast_ref::<String>().cloned().unwrap_or_default()
+    };
+    let mut world = World::new();
+    world.spawn((Pos(0.0),));
+    let msg = caught(&mut || {
+        world.query::<(&mut Never, &mut Never)>().count();
+    });
+    assert!(msg.contains("`world::a_conflict_on_a_type_never_inserted_panics_on_the_first_run::Never` mutably twice"), "{msg}");
+    let msg = caught(&mut || {
+        world
+            .query::<(&Never, Option<&mut Never>)>()
+            .for_each(|_| {});
+    });
+    assert!(msg.contains("both mutably and shared"), "{msg}");
+    let msg = caught(&mut || {
+        let mut state = QueryState::<(&mut Never, &mut Never)>::new();
+        state.query(&mut world).count();
+    });
+    assert!(msg.contains("mutably twice"), "{msg}");
+    let msg = caught(&mut || {
+        world.share().query::<(&mut Never, &Never)>().count();
+    });
+    assert!(msg.contains("both mutably and shared"), "{msg}");
+    assert_eq!(world.query::<(&mut Never, &mut Other, &Pos)>().count(), 0);
+    world.assert_invariants();
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! component mutably twice (or mutably and shared), and the runtime borrow flags of the shared
 //! form.
 
+use core::any::TypeId;
+
 use smallvec::SmallVec;
 
 use crate::storage::{Component, ComponentId};
@@ -32,6 +34,8 @@ pub struct Access {
     pub(crate) id: Option<ComponentId>,
     /// The type's name, for messages (a function, so the entry stays small).
     pub(crate) name: fn() -> &'static str,
+    /// The type itself, to tell two unregistered types apart (a function, as `name`).
+    pub(crate) type_id: fn() -> TypeId,
     pub(crate) kind: Kind,
     /// Whether every entity the query visits has the component (not `Option`, not
     /// `Without`).
@@ -51,6 +55,7 @@ impl Access {
         out.push(Access {
             id: world.components().id::<T>(),
             name: core::any::type_name::<T>,
+            type_id: TypeId::of::<T>,
             kind,
             required,
         });
@@ -75,7 +80,15 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
     }
     for (i, a) in accesses.iter().enumerate() {
         for b in &accesses[i + 1..] {
-            if a.id.is_none() || a.id != b.id {
+            // A registered type has one id; an unregistered one has none, and is told apart
+            // by its `TypeId` (asked only then), so that the check does not wait for the
+            // type's first value.
+            let same = match (a.id, b.id) {
+                (Some(x), Some(y)) => x == y,
+                (None, None) => (a.type_id)() == (b.type_id)(),
+                _ => false,
+            };
+            if !same {
                 continue;
             }
             match (a.kind, b.kind) {
