@@ -65,6 +65,7 @@ enum FOp {
     SetTick(u32),
     SortGroup(u8, bool),
     SliceWrite(u8),
+    ShrinkToFit,
 }
 
 fn target(t: FTarget) -> Target {
@@ -142,6 +143,7 @@ fn op(o: FOp) -> Op {
         FOp::SetTick(v) => Op::SetTick(v),
         FOp::SortGroup(n, up) => Op::SortGroup(n, up),
         FOp::SliceWrite(n) => Op::SliceWrite(n),
+        FOp::ShrinkToFit => Op::ShrinkToFit,
     }
 }
 

@@ -461,6 +461,15 @@ impl Entities {
         self.live = 0;
     }
 
+    /// Releases the capacity past the slots and the queued entries (no reservation is
+    /// outstanding: the world applied them).
+    pub(crate) fn shrink_to_fit(&mut self) {
+        debug_assert_eq!(*self.reserved.get_mut(), 0);
+        self.drop_spent();
+        self.queue.shrink_to_fit();
+        self.tags.shrink_to_fit();
+    }
+
     /// Heap bytes held.
     pub(crate) fn memory_usage(&self) -> usize {
         self.tags.capacity() * core::mem::size_of::<Tag>()

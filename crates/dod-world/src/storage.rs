@@ -516,6 +516,8 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn clear(&mut self, entities: &crate::Entities, ctx: &mut Ctx<'_>);
     /// Heap bytes held.
     fn memory_usage(&self) -> usize;
+    /// Releases the capacity past what the storage holds.
+    fn shrink_to_fit(&mut self);
     /// The entity indices that have the component, in storage order.
     fn indices(&self) -> Vec<u32>;
     /// Swaps two dense positions, stamps included.
@@ -595,6 +597,16 @@ impl<T: Component> AnyStorage for Storage<T> {
                 (t.added.capacity() + t.changed.capacity()) * mem::size_of::<Tick>()
                     + t.removed.capacity() * mem::size_of::<Entity>()
             })
+    }
+
+    fn shrink_to_fit(&mut self) {
+        self.set.shrink_to_fit();
+        self.tags.shrink_to_fit();
+        if let Some(t) = &mut self.ticks {
+            t.added.shrink_to_fit();
+            t.changed.shrink_to_fit();
+            t.removed.shrink_to_fit();
+        }
     }
 
     fn indices(&self) -> Vec<u32> {

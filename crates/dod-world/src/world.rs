@@ -503,7 +503,7 @@ impl World {
     /// # Panics
     ///
     /// If `bundle` holds a type twice (before anything changes), or if every entity index is
-    /// in use.
+    /// in use. If an insert hook panics: see [`on_insert`](World::on_insert).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -550,6 +550,10 @@ impl World {
     /// Either way, bundles the iterator does not reach are spawned when it is dropped, unless
     /// a panic drops it: then they are dropped unspawned (an iterator that panicked is not
     /// called again), and the world holds exactly the entities spawned before.
+    ///
+    /// Like `Vec::extend`, it trusts the lower bound of the iterator's size hint: a bound far
+    /// above the bundles it yields reserves that much memory (kept until the world drops), or
+    /// aborts the process if it cannot be allocated.
     ///
     /// # Panics
     ///
@@ -1034,10 +1038,13 @@ impl World {
     /// Replaces the previous insert hook of `T`.
     ///
     /// A hook that panics leaves the world valid, and the panic goes on to the caller of the
-    /// change. What hooks recorded before it is applied with the next change (or
-    /// [`flush`](World::flush)); if the panic comes while the world applies hook commands,
-    /// the ones not yet applied are dropped unmade, as [`apply`](World::apply) drops the
-    /// commands after a panicking one.
+    /// change. The change stops there: the value the hook was called with stays, and the
+    /// rest of the bundle is dropped, not put. A [`spawn`](World::spawn) so stopped leaves
+    /// its entity alive with the components put so far, which the caller never receives (a
+    /// query finds it). What hooks recorded before the panic is applied with the next change
+    /// (or [`flush`](World::flush)); if the panic comes while the world applies hook
+    /// commands, the ones not yet applied are dropped unmade, as [`apply`](World::apply)
+    /// drops the commands after a panicking one.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1415,6 +1422,34 @@ impl World {
                 .map(|c| c.any().memory_usage())
                 .sum::<usize>()
             + self.data.memory_usage()
+    }
+
+    /// Releases the memory the world holds beyond what its entities, components and data
+    /// use: what a batch reserved for a size hint above the bundles it got, or what a crowd
+    /// of entities since despawned left in the component storages. Entities, components and
+    /// their order are unchanged. Every entity slot ever used stays (4 bytes, and 4 more
+    /// while it waits to be reused): it holds the generation that keeps old handles stale.
+    /// O(slots + components + data).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let es: Vec<_> = world.spawn_batch((0..100_000u32).map(|i| (i, i as f64))).collect();
+    /// for &e in &es[10..] {
+    ///     world.despawn(e);
+    /// }
+    /// let before = world.memory_usage();
+    /// world.shrink_to_fit();
+    /// assert!(world.memory_usage() < before / 2);
+    /// assert_eq!(world.get::<f64>(es[3]), Some(&3.0));
+    /// assert!(!world.is_alive(es[10]));
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.flush();
+        self.entities.shrink_to_fit();
+        for column in &mut self.components.columns {
+            column.any_mut().shrink_to_fit();
+        }
+        self.data.compact();
     }
 
     /// Checks every invariant, panicking on the first that fails; for tests and fuzzing.

@@ -839,3 +839,35 @@ fn the_first_world_of_each_process_takes_its_own_id() {
     assert!(ids.iter().all(|&id| (1..=0x7FFF).contains(&id)), "{ids:?}");
     assert!(!(ids[0] == ids[1] && ids[1] == ids[2]), "{ids:?}");
 }
+
+/// A batch trusts its iterator's lower size hint, as `Vec::extend` does; `shrink_to_fit`
+/// gives back what a hint far above the bundles reserved, and keeps every entity and value.
+#[test]
+fn shrink_to_fit_returns_what_an_overstated_size_hint_reserved() {
+    struct Overstated(u32);
+    impl Iterator for Overstated {
+        type Item = (Pos, Vel);
+        fn next(&mut self) -> Option<(Pos, Vel)> {
+            (self.0 < 3).then(|| {
+                self.0 += 1;
+                (Pos(self.0 as f32), Vel(1.0))
+            })
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            (1_000_000, None)
+        }
+    }
+    let mut world = World::new();
+    world.track::<Vel>();
+    let es: Vec<Entity> = world.spawn_batch(Overstated(0)).collect();
+    assert!(world.memory_usage() > 8_000_000, "{}", world.memory_usage());
+    world.shrink_to_fit();
+    assert!(world.memory_usage() < 64 * 1024, "{}", world.memory_usage());
+    for (i, &e) in es.iter().enumerate() {
+        assert_eq!(world.get::<Pos>(e), Some(&Pos(i as f32 + 1.0)));
+    }
+    assert_eq!(world.query::<(&Pos, &Vel)>().count(), 3);
+    world.assert_invariants();
+    let e = world.spawn((Pos(9.0),));
+    assert_eq!(world.get::<Pos>(e), Some(&Pos(9.0)));
+}

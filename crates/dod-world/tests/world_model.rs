@@ -753,6 +753,8 @@ pub(crate) enum Op {
     ResetState(u8),
     /// The frame boundary: the removed lists are emptied.
     Maintain,
+    /// Releases spare memory: nothing the model sees changes, and the world holds no more.
+    ShrinkToFit,
     /// Moves the change counter on: a little (even), or by more than `Tick::MAX_AGE`
     /// (odd), to just before the wrap when it is far enough.
     SetTick(u32),
@@ -1684,6 +1686,14 @@ impl Harness {
                 for list in &mut self.m.removed {
                     list.clear();
                 }
+            }
+            Op::ShrinkToFit => {
+                let before = self.world.memory_usage();
+                self.world.shrink_to_fit();
+                assert!(
+                    self.world.memory_usage() <= before,
+                    "shrink_to_fit grew the world"
+                );
             }
             Op::SetTick(v) => self.set_tick(v),
             Op::SortGroup(n, up) => self.sort_group(n, up),
@@ -2883,6 +2893,7 @@ mod props {
                 .prop_map(|(which, form, target)| Op::RunState { which, form, target }),
             1 => any::<u8>().prop_map(Op::ResetState),
             1 => Just(Op::Maintain),
+            1 => Just(Op::ShrinkToFit),
             1 => any::<u32>().prop_map(Op::SetTick),
             1 => (any::<u8>(), any::<bool>()).prop_map(|(n, up)| Op::SortGroup(n, up)),
             1 => any::<u8>().prop_map(Op::SliceWrite),
