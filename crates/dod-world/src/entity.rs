@@ -104,6 +104,19 @@ impl Entity {
     }
 }
 
+/// The index and the generation, as `3v1` (the world id is left out: see `Debug` for it).
+///
+/// ```
+/// let mut world = dod_world::World::new();
+/// let e = world.spawn(());
+/// assert_eq!(e.to_string(), "0v1");
+/// ```
+impl core::fmt::Display for Entity {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}v{}", self.index(), self.generation())
+    }
+}
+
 /// The entity allocator of a [`World`](crate::World): which entities are alive, and which
 /// slots the next spawns take. Reached through [`World::entities`](crate::World::entities)
 /// and [`Shared::entities`](crate::Shared::entities).
