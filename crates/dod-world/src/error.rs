@@ -39,3 +39,34 @@ impl fmt::Display for NoSuchEntity {
 }
 
 impl std::error::Error for NoSuchEntity {}
+
+/// Why [`Query::single`](crate::Query::single) found no single entity.
+///
+/// ```
+/// use dod_world::{SingleError, World};
+/// let mut world = dod_world::World::new();
+/// assert_eq!(world.query::<&u32>().single().unwrap_err(), SingleError::NoEntity);
+/// world.spawn((1u32,));
+/// world.spawn((2u32,));
+/// let err = world.query::<&u32>().single().unwrap_err();
+/// assert_eq!(err, SingleError::SeveralEntities);
+/// assert!(err.to_string().contains("more than one"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SingleError {
+    /// No entity matches the query.
+    NoEntity,
+    /// More than one entity matches the query.
+    SeveralEntities,
+}
+
+impl fmt::Display for SingleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SingleError::NoEntity => "no entity matches the query",
+            SingleError::SeveralEntities => "more than one entity matches the query",
+        })
+    }
+}
+
+impl std::error::Error for SingleError {}

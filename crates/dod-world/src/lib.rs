@@ -79,7 +79,7 @@ mod world;
 pub use bundle::Bundle;
 pub use commands::Commands;
 pub use entity::{Entities, Entity};
-pub use error::NoSuchEntity;
+pub use error::{NoSuchEntity, SingleError};
 pub use group::{GroupError, MAX_OWNED};
 pub use query::{
     Added, Changed, Query, QueryData, QueryFilter, QueryIntoIter, QueryIter, QueryState,

@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use dod_world::{Added, Changed, Commands, Entity, GroupError, QueryState, World};
+use dod_world::{Added, Changed, Commands, Entity, GroupError, QueryState, SingleError, World};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Pos(f32);
@@ -562,6 +562,50 @@ fn contains_and_is_empty_answer_like_get_and_mark_nothing() {
     // `get` on the same query does mark: the test can tell.
     world.query::<&mut Pos>().get(both);
     assert_eq!(changed.query(&mut world).count(), 1);
+}
+
+/// `single` hands out (and so marks) the one match only: with none or several, nothing is
+/// marked changed; with one, that one is, in the grouped walk and the sparse one alike.
+#[test]
+fn single_marks_only_the_one_match_it_hands_out() {
+    let mut world = World::builder().group::<(Pos, Vel)>().build();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(1.0), Vel(1.0)));
+    let b = world.spawn((Pos(2.0), Vel(2.0), Frozen));
+    let c = world.spawn((Pos(3.0),));
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
+    assert_eq!(changed.query(&mut world).count(), 3);
+
+    let several = world.query::<(&mut Pos, &Vel)>().single().map(|_| ());
+    assert_eq!(several, Err(SingleError::SeveralEntities));
+    let none = world
+        .query::<&mut Pos>()
+        .with::<Mass>()
+        .single()
+        .map(|_| ());
+    assert_eq!(none, Err(SingleError::NoEntity));
+    assert_eq!(changed.query(&mut world).count(), 0, "nothing was marked");
+
+    world
+        .query::<(&mut Pos, &Vel)>()
+        .without::<Frozen>()
+        .single()
+        .expect("a alone")
+        .0
+         .0 += 10.0;
+    let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+    assert_eq!(got, [a]);
+    world
+        .query::<&mut Pos>()
+        .without::<Vel>()
+        .single()
+        .expect("c alone")
+        .0 += 1.0;
+    let got: Vec<Entity> = changed.query(&mut world).iter().collect();
+    assert_eq!(got, [c]);
+    assert_eq!(world.get::<Pos>(a), Some(&Pos(11.0)));
+    assert_eq!(world.get::<Pos>(b), Some(&Pos(2.0)));
+    world.assert_invariants();
 }
 
 /// An entity view whose entity a hook's commands despawn: the view answers as for a stale

@@ -56,7 +56,7 @@ use dod::data::{DataComponent, OwnedValue};
 use dod::Key;
 use dod_world::{
     Added, Bundle, Changed, Commands, Component, Entities, Entity, GroupError, NoSuchEntity,
-    QueryState, Tick, With, Without, World, WorldBuilder,
+    QueryState, SingleError, Tick, With, Without, World, WorldBuilder,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -1174,7 +1174,7 @@ fn world_of(e: Entity) -> u16 {
 
 // --- queries against the model ---------------------------------------------------------
 
-/// A writing query of one shape in one of seven forms, its visits compared with the model's
+/// A writing query of one shape in one of eight forms (the last `single`), its visits compared with the model's
 /// matches, its writes then made in the model too; before it, the query's `contains` of the
 /// target and `is_empty`, compared with the model's matches.
 macro_rules! mut_query {
@@ -1197,7 +1197,8 @@ macro_rules! mut_query {
             "is_empty of {}", stringify!($q)
         );
         let mut visited: Vec<Entity> = Vec::new();
-        let form = $form % 7;
+        let form = $form % 8;
+        let n_matches = $m.live.keys().filter(|&&e| matches(&*$m, e)).count();
         match form {
             0 => $world.query::<$q>()$($f)*.for_each(|$pat| visited.push($visit)),
             1 => {
@@ -1223,17 +1224,30 @@ macro_rules! mut_query {
                     visited.push($visit);
                 }
             }
-            _ => {
+            6 => {
                 for $pat in $world.query::<$q>()$($f)* {
                     visited.push($visit);
                 }
             }
+            _ => match $world.query::<$q>()$($f)*.single() {
+                Ok($pat) => visited.push($visit),
+                Err(err) => {
+                    let want = match n_matches {
+                        0 => SingleError::NoEntity,
+                        1 => panic!("single() of {} refused the one match", stringify!($q)),
+                        _ => SingleError::SeveralEntities,
+                    };
+                    assert_eq!(err, want, "single() of {}", stringify!($q));
+                }
+            },
         }
         let want: Vec<Entity> = if form == 2 || form == 5 {
             ($m.alive(target) && matches(&*$m, target))
                 .then_some(target)
                 .into_iter()
                 .collect()
+        } else if form == 7 && n_matches != 1 {
+            Vec::new()
         } else {
             $m.live.keys().copied().filter(|&e| matches(&*$m, e)).collect()
         };

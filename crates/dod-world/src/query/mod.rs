@@ -28,6 +28,7 @@ use core::marker::PhantomData;
 use dod::BitSet;
 
 use crate::entity::Entity;
+use crate::error::SingleError;
 use crate::World;
 use access::{check_conflicts, Access, Accesses, Held};
 use smallvec::SmallVec;
@@ -636,6 +637,33 @@ where
         !self.iter().cursor.any_left()
     }
 
+    /// The item of the one entity that matches, or why there is not exactly one (the
+    /// player, the camera). Nothing is handed out otherwise: with no match or several, a
+    /// `&mut T` of a tracked type is not marked changed. O(smallest storage) at worst.
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each).
+    ///
+    /// ```
+    /// use dod_world::{SingleError, World};
+    /// struct Player;
+    /// let mut world = World::new();
+    /// world.spawn((10u32, Player));
+    /// world.spawn((20u32,));
+    /// let hp = world.query::<&mut u32>().with::<Player>().single().map(|hp| {
+    ///     *hp -= 1;
+    ///     *hp
+    /// });
+    /// assert_eq!(hp, Ok(9));
+    /// assert_eq!(world.query::<&u32>().single(), Err(SingleError::SeveralEntities));
+    /// ```
+    #[track_caller]
+    pub fn single(&mut self) -> Result<Q::Item<'_>, SingleError> {
+        let world = self.world;
+        Cursor::new(self.start(), world).single().map(Q::shrink)
+    }
+
     /// Whether entity `e` is alive and matches the query (has what it requires and passes
     /// its filter), handing nothing out: a `&mut T` of a tracked type is not marked changed,
     /// as it would be by [`get`](Query::get). O(components).
@@ -846,14 +874,33 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
 
     /// Whether any of the remaining entities matches, handing nothing out.
     fn any_left(mut self) -> bool {
-        while let Some((index, pos)) = self.advance() {
-            if let Some(run) = &self.run {
-                if Q::has(&run.data, index, pos) {
-                    return true;
-                }
+        self.next_match().is_some()
+    }
+
+    /// The next matching entity, handing nothing out: its index and driver position.
+    fn next_match(&mut self) -> Option<(u32, usize)> {
+        loop {
+            let (index, pos) = self.advance()?;
+            if Q::has(&self.run.as_ref()?.data, index, pos) {
+                return Some((index, pos));
             }
         }
-        false
+    }
+
+    /// The item of the only remaining match; nothing is handed out (or marked) unless there
+    /// is exactly one.
+    fn single(mut self) -> Result<Q::Item<'w>, SingleError> {
+        let (index, pos) = self.next_match().ok_or(SingleError::NoEntity)?;
+        if self.next_match().is_some() {
+            return Err(SingleError::SeveralEntities);
+        }
+        let run = self.run.as_ref().ok_or(SingleError::NoEntity)?;
+        // SAFETY: the walk yielded `index` once and nothing of it was handed out; the item
+        // borrows the run's storages for `'w`, as in `next`.
+        #[allow(unsafe_code)]
+        let item = unsafe { Q::fetch(&run.data, index, pos) };
+        // `has` said the entity has what the query fetches.
+        item.ok_or(SingleError::NoEntity)
     }
 
     /// The next entity of the walk that passes the filter, with its position in the driver.
