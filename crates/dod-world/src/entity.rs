@@ -104,7 +104,8 @@ impl Entity {
     }
 }
 
-/// The index and the generation, as `3v1` (the world id is left out: see `Debug` for it).
+/// The index and the generation, as `3v1` (the world id is left out; `Debug` shows it, as
+/// the key's `type_id`).
 ///
 /// ```
 /// let mut world = dod_world::World::new();

@@ -34,7 +34,7 @@ impl NoSuchEntity {
 
 impl fmt::Display for NoSuchEntity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "entity {:?} is not alive in this world", self.0)
+        write!(f, "entity {} is not alive in this world", self.0)
     }
 }
 
@@ -45,26 +45,26 @@ impl std::error::Error for NoSuchEntity {}
 /// ```
 /// use dod_world::{SingleError, World};
 /// let mut world = dod_world::World::new();
-/// assert_eq!(world.query::<&u32>().single().unwrap_err(), SingleError::NoEntity);
+/// assert_eq!(world.query::<&u32>().single().unwrap_err(), SingleError::NoMatch);
 /// world.spawn((1u32,));
 /// world.spawn((2u32,));
 /// let err = world.query::<&u32>().single().unwrap_err();
-/// assert_eq!(err, SingleError::SeveralEntities);
+/// assert_eq!(err, SingleError::SeveralMatches);
 /// assert!(err.to_string().contains("more than one"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SingleError {
     /// No entity matches the query.
-    NoEntity,
+    NoMatch,
     /// More than one entity matches the query.
-    SeveralEntities,
+    SeveralMatches,
 }
 
 impl fmt::Display for SingleError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            SingleError::NoEntity => "no entity matches the query",
-            SingleError::SeveralEntities => "more than one entity matches the query",
+            SingleError::NoMatch => "no entity matches the query",
+            SingleError::SeveralMatches => "more than one entity matches the query",
         })
     }
 }

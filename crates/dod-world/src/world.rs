@@ -552,12 +552,13 @@ impl World {
     /// called again), and the world holds exactly the entities spawned before.
     ///
     /// Like `Vec::extend`, it trusts the lower bound of the iterator's size hint: a bound far
-    /// above the bundles it yields reserves that much memory (kept until the world drops), or
-    /// aborts the process if it cannot be allocated.
+    /// above the bundles it yields reserves that much memory (kept until
+    /// [`shrink_to_fit`](World::shrink_to_fit)).
     ///
     /// # Panics
     ///
-    /// As [`spawn`](World::spawn).
+    /// As [`spawn`](World::spawn); on capacity overflow, for a size hint's lower bound past
+    /// what a `Vec` can hold (and allocation failure aborts, as for a `Vec`).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -717,7 +718,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `bundle` holds a type twice.
+    /// If `bundle` holds a type twice. If an insert hook panics: see
+    /// [`on_insert`](World::on_insert).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1426,10 +1428,16 @@ impl World {
 
     /// Releases the memory the world holds beyond what its entities, components and data
     /// use: what a batch reserved for a size hint above the bundles it got, or what a crowd
-    /// of entities since despawned left in the component storages. Entities, components and
-    /// their order are unchanged. Every entity slot ever used stays (4 bytes, and 4 more
-    /// while it waits to be reused): it holds the generation that keeps old handles stale.
-    /// O(slots + components + data).
+    /// of entities since despawned left in the component storages. It first makes what waits
+    /// happen, as every change through `&mut World` does (reserved entities come alive, hook
+    /// commands are applied); then entities, components and their order are unchanged.
+    /// Every entity slot ever used stays (4 bytes, and 4 more while it waits to be reused):
+    /// it holds the generation that keeps old handles stale. O(slots + components), and the
+    /// data store's [`compact`](dod::data::DataStore::compact).
+    ///
+    /// # Panics
+    ///
+    /// If a hook run by the waiting hook commands panics (see [`on_insert`](World::on_insert)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();

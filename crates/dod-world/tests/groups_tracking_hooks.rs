@@ -577,13 +577,13 @@ fn single_marks_only_the_one_match_it_hands_out() {
     assert_eq!(changed.query(&mut world).count(), 3);
 
     let several = world.query::<(&mut Pos, &Vel)>().single().map(|_| ());
-    assert_eq!(several, Err(SingleError::SeveralEntities));
+    assert_eq!(several, Err(SingleError::SeveralMatches));
     let none = world
         .query::<&mut Pos>()
         .with::<Mass>()
         .single()
         .map(|_| ());
-    assert_eq!(none, Err(SingleError::NoEntity));
+    assert_eq!(none, Err(SingleError::NoMatch));
     assert_eq!(changed.query(&mut world).count(), 0, "nothing was marked");
 
     world

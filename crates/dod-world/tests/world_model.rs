@@ -1233,9 +1233,9 @@ macro_rules! mut_query {
                 Ok($pat) => visited.push($visit),
                 Err(err) => {
                     let want = match n_matches {
-                        0 => SingleError::NoEntity,
+                        0 => SingleError::NoMatch,
                         1 => panic!("single() of {} refused the one match", stringify!($q)),
-                        _ => SingleError::SeveralEntities,
+                        _ => SingleError::SeveralMatches,
                     };
                     assert_eq!(err, want, "single() of {}", stringify!($q));
                 }

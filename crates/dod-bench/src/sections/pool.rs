@@ -135,6 +135,7 @@ impl Contender for Vec<Item> {
     fn get(&self, k: usize) -> Option<&Item> {
         self.as_slice().get(k)
     }
+    #[inline(always)]
     fn remove(&mut self, _: usize) -> Option<Item> {
         None
     }

@@ -389,9 +389,8 @@ fn removal(cfg: &Config) -> Table {
 ///
 /// Every implementation marks its per-operation methods `#[inline(always)]`, so that each
 /// container's operation is compiled into the timed loop as a direct call in user code would
-/// be, by the container's own inlining choices. Left to the compiler, the wrapper around a
-/// larger operation stayed out of line (dod's `Pool::remove`, which is `#[inline(always)]`
-/// itself), and the call was timed with it.
+/// be, by the container's own inlining choices (left to the compiler, a wrapper around a
+/// larger operation can stay out of line, and the call is timed with it).
 trait Store {
     /// An empty store for `n` entities among `space` ids (pre-sized where the type needs it).
     fn new(space: usize, n: usize) -> Self;
@@ -546,6 +545,7 @@ impl Store for IndexMap<u32, V, FxBuildHasher> {
     fn new(_: usize, n: usize) -> Self {
         IndexMap::with_capacity_and_hasher(n, FxBuildHasher)
     }
+    #[inline(always)]
     fn insert(&mut self, e: u32, v: V) {
         IndexMap::insert(self, e, v);
     }
@@ -555,6 +555,7 @@ impl Store for IndexMap<u32, V, FxBuildHasher> {
     fn sum(&self) -> V {
         self.values().fold(0, |a, &v| a.wrapping_add(v))
     }
+    #[inline(always)]
     fn get(&self, e: u32) -> V {
         IndexMap::get(self, &e).copied().unwrap_or(0)
     }

@@ -384,8 +384,8 @@ where
             return;
         }
         let world = self.world;
-        // Listed in place (a list built aside and moved in cost a copy per run); a run after
-        // a caught panic lists them again.
+        // Listed in place (a list built aside and moved in cost a copy per query made); a run
+        // after a caught panic lists them again.
         self.accesses.clear();
         Q::access(world, &mut self.accesses);
         F::access(world, &mut self.accesses);
@@ -639,7 +639,9 @@ where
 
     /// The item of the one entity that matches, or why there is not exactly one (the
     /// player, the camera). Nothing is handed out otherwise: with no match or several, a
-    /// `&mut T` of a tracked type is not marked changed. O(smallest storage) at worst.
+    /// `&mut T` of a tracked type is not marked changed. O(smallest storage) at worst. The
+    /// item borrows the query, as [`get`](Query::get)'s does: keep the query in a variable
+    /// to keep the item past the statement.
     ///
     /// # Panics
     ///
@@ -656,7 +658,7 @@ where
     ///     *hp
     /// });
     /// assert_eq!(hp, Ok(9));
-    /// assert_eq!(world.query::<&u32>().single(), Err(SingleError::SeveralEntities));
+    /// assert_eq!(world.query::<&u32>().single(), Err(SingleError::SeveralMatches));
     /// ```
     #[track_caller]
     pub fn single(&mut self) -> Result<Q::Item<'_>, SingleError> {
@@ -890,17 +892,17 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
     /// The item of the only remaining match; nothing is handed out (or marked) unless there
     /// is exactly one.
     fn single(mut self) -> Result<Q::Item<'w>, SingleError> {
-        let (index, pos) = self.next_match().ok_or(SingleError::NoEntity)?;
+        let (index, pos) = self.next_match().ok_or(SingleError::NoMatch)?;
         if self.next_match().is_some() {
-            return Err(SingleError::SeveralEntities);
+            return Err(SingleError::SeveralMatches);
         }
-        let run = self.run.as_ref().ok_or(SingleError::NoEntity)?;
+        let run = self.run.as_ref().ok_or(SingleError::NoMatch)?;
         // SAFETY: the walk yielded `index` once and nothing of it was handed out; the item
         // borrows the run's storages for `'w`, as in `next`.
         #[allow(unsafe_code)]
         let item = unsafe { Q::fetch(&run.data, index, pos) };
         // `has` said the entity has what the query fetches.
-        item.ok_or(SingleError::NoEntity)
+        Ok(item.unwrap_or_else(|| unreachable!("`has` and `fetch` disagree on an entity")))
     }
 
     /// The next entity of the walk that passes the filter, with its position in the driver.
