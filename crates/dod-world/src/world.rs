@@ -1441,7 +1441,7 @@ impl World {
     ///
     /// ```
     /// let mut world = dod_world::World::new();
-    /// let es: Vec<_> = world.spawn_batch((0..100_000u32).map(|i| (i, i as f64))).collect();
+    /// let es: Vec<_> = world.spawn_batch((0..10_000u32).map(|i| (i, i as f64))).collect();
     /// for &e in &es[10..] {
     ///     world.despawn(e);
     /// }
