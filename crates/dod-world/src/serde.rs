@@ -135,10 +135,10 @@ impl World {
     /// stamped as added now, the removed lists emptied) and groups (packed again).
     ///
     /// A load restores the saved allocator too, as a snapshot (its keep-N-free count,
-    /// [`min_free`](crate::WorldBuilder::min_free), included, which replaces the world's own): an entity spawned after the save was made
-    /// is not in it, and its index may be handed out again at the generation it had (the
-    /// next spawn returns what it returned after the save). Handles kept from after the save
-    /// do not outlive a load of it.
+    /// [`min_free`](crate::WorldBuilder::min_free), included, which replaces the world's
+    /// own): an entity spawned after the save was made is not in it, and its index may be
+    /// handed out again at the generation it had (the next spawn returns what it returned
+    /// after the save). Handles kept from after the save do not outlive a load of it.
     ///
     /// # Panics
     ///

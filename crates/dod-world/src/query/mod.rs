@@ -866,10 +866,8 @@ impl<'w, Q: QueryData, F: QueryFilter> Cursor<'w, Q, F> {
     /// changed).
     fn count(mut self) -> usize {
         let mut n = 0;
-        while let Some((index, pos)) = self.advance() {
-            if let Some(run) = &self.run {
-                n += usize::from(Q::has(&run.data, index, pos));
-            }
+        while self.next_match().is_some() {
+            n += 1;
         }
         n
     }
