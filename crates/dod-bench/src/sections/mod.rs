@@ -1,4 +1,11 @@
 //! The report's sections: each measures one container family against its peers.
+//!
+//! Where a section puts its contenders behind a trait of per-operation methods (insert,
+//! get, remove), every implementation marks them `#[inline(always)]`, so that each
+//! container's operation is compiled into the timed loop as a direct call in user code would
+//! be, by the container's own inlining choices. Left to the compiler, the wrapper around a
+//! larger operation stayed out of line (dod's `Pool::remove`, itself `#[inline(always)]`),
+//! and the call was timed with it.
 
 use crate::harness::{Config, Table};
 

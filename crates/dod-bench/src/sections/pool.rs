@@ -33,11 +33,8 @@ const COLUMNS: [&str; 8] = [
 
 /// One row of the table: a container of [`Item`]s addressed by keys.
 ///
-/// Every implementation marks its per-operation methods `#[inline(always)]`, so that each
-/// container's operation is compiled into the timed loop as a direct call in user code would
-/// be, by the container's own inlining choices. Left to the compiler, the wrapper around a
-/// larger operation stayed out of line (dod's `Pool::remove`, which is `#[inline(always)]`
-/// itself), and the call was timed with it.
+/// Every implementation marks its per-operation methods `#[inline(always)]` (see the
+/// [sections' convention](super)).
 pub(crate) trait Contender {
     /// The row's name.
     const NAME: &'static str;

@@ -387,10 +387,8 @@ fn removal(cfg: &Config) -> Table {
 
 /// A contender of the access table: a map from entity to `V` behind one interface.
 ///
-/// Every implementation marks its per-operation methods `#[inline(always)]`, so that each
-/// container's operation is compiled into the timed loop as a direct call in user code would
-/// be, by the container's own inlining choices (left to the compiler, a wrapper around a
-/// larger operation can stay out of line, and the call is timed with it).
+/// Every implementation marks its per-operation methods `#[inline(always)]` (see the
+/// [sections' convention](super)).
 trait Store {
     /// An empty store for `n` entities among `space` ids (pre-sized where the type needs it).
     fn new(space: usize, n: usize) -> Self;
