@@ -92,10 +92,15 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     }
 
     /// Reorders this set so that the entities it shares with `other` come first, in `other`'s
-    /// order; the others follow in an unspecified order. Afterwards the shared prefix of both
-    /// sets can be walked in lockstep, position by position (EnTT's `sort_as`, the "sort the
-    /// bone list in node order" of the seed's comments). Entities are matched by index.
-    /// Pending tombstones of this set are removed first.
+    /// order; the others follow in an unspecified order (EnTT's `sort_as`: sort the bones in
+    /// node order). Entities are matched by index. Pending tombstones of this set are removed
+    /// first.
+    ///
+    /// When every entity of `other` is in this set and `other` has no pending removals,
+    /// position `i` of both sets then holds the same entity for every `i < other.len()`, so
+    /// the two can be walked in lockstep. Otherwise only the order is shared: an entity of
+    /// `other` that this set lacks, or a tombstone of `other`, takes a position in `other`
+    /// and none here.
     ///
     /// O(other.len()): one probe and at most one swap per entity of `other`, after an
     /// O(len) compaction if removals are pending.
@@ -105,8 +110,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// let nodes: SparseSet<&str> = [(7u32, "n7"), (3, "n3"), (5, "n5")].into_iter().collect();
     /// let mut bones: SparseSet<&str> = [(1u32, "b1"), (5, "b5"), (7, "b7")].into_iter().collect();
     /// bones.sort_as(&nodes);
-    /// assert_eq!(&bones.indices()[..2], &[7, 5]);
+    /// assert_eq!(&bones.indices()[..2], &[7, 5]); // node 3 has no bone
     /// assert_eq!(bones.indices()[2], 1);
+    ///
+    /// // Every node has a bone: the sets line up position by position.
+    /// let nodes: SparseSet<&str> = [(7u32, "n7"), (5, "n5")].into_iter().collect();
+    /// bones.sort_as(&nodes);
+    /// assert_eq!(&bones.indices()[..nodes.len()], nodes.indices());
     /// ```
     pub fn sort_as<U, const P2: usize>(&mut self, other: &SparseSet<U, P2>) {
         self.compact();
