@@ -436,6 +436,35 @@ mod tests {
         *p.slot_mut(index).unwrap() = v;
     }
 
+    /// The bound the loaders' docs give: whatever the spacing of the pages, the memory held is
+    /// at most four times the pages' own bytes (the arena and the page table, each up to the
+    /// pages' size and each with the spare room of growth by doubling), plus 64 bytes of
+    /// bookkeeping per page and the table's floor.
+    #[test]
+    fn memory_stays_within_four_times_the_pages() {
+        let page_bytes = 128 * core::mem::size_of::<u64>();
+        let pages: u32 = if cfg!(miri) { 40 } else { 3_000 };
+        for stride in [1u32, 2, 3, 7, 8, 9, 64, 511, 512, 513, 65_536] {
+            let mut p = P::new();
+            for k in 1..=pages {
+                let Some(page) = k.checked_mul(stride) else {
+                    break;
+                };
+                let Some(index) = page.checked_mul(128) else {
+                    break;
+                };
+                p.alloc_page(index);
+                let bound = k as usize * (4 * page_bytes + 64) + 2 * TABLE_FLOOR;
+                assert!(
+                    p.memory_usage() <= bound,
+                    "stride {stride}, {k} pages: {} bytes held, bound {bound}",
+                    p.memory_usage()
+                );
+            }
+            p.check();
+        }
+    }
+
     #[test]
     fn pages_from_zero_up_are_the_flat_prefix() {
         let mut p = P::new();

@@ -144,6 +144,14 @@ pub enum DecodeError {
         /// The entity index.
         entity: u32,
     },
+    /// A store's slot has an index above the largest the load accepts
+    /// ([`DataStore::from_bytes_with_max_index`](crate::data::DataStore::from_bytes_with_max_index)).
+    IndexAboveMax {
+        /// The entity index.
+        entity: u32,
+        /// The largest index the load accepts.
+        max: u32,
+    },
     /// The component of this entity is invalid.
     InEntity {
         /// The entity index.
@@ -178,6 +186,12 @@ impl fmt::Display for DecodeError {
                 write!(f, "entity {entity}: block misplaced or overlapping another")
             }
             DecodeError::BadKey { entity } => write!(f, "entity {entity}: impossible key"),
+            DecodeError::IndexAboveMax { entity, max } => {
+                write!(
+                    f,
+                    "entity {entity}: index above the largest accepted ({max})"
+                )
+            }
             DecodeError::InEntity { entity, error } => write!(f, "entity {entity}: {error}"),
         }
     }

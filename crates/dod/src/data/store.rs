@@ -88,7 +88,8 @@ enum Plan {
 ///
 /// The slot table is paged like a [`SparseSet`](crate::SparseSet)'s: 8 bytes per slot in 1 KiB
 /// pages of 128 indices, allocated on first use, and a page table that grows only while it
-/// costs no more than the pages (a far index costs one page). Indices above
+/// costs no more than the pages (a far index costs one page, and at most about 4 KiB with the
+/// table and the spare room of growth). Indices above
 /// [`max_index`](DataStore::max_index) are refused before anything is allocated, and
 /// [`try_insert`](DataStore::try_insert) reports a refused allocation instead of aborting.
 ///
@@ -1063,9 +1064,16 @@ impl<K: Key> DataStore<K> {
     /// index and hold keys the key type can have, that every block is aligned to its size,
     /// inside the buffer and overlaps no other, and every component as [`DataView::new`]
     /// does. The buffer is read once, front to back, each component checked as it is copied;
-    /// the allocator's free lists and bits are rebuilt from the blocks in use. The slot table
-    /// takes at most one 1 KiB page per slot read; while it reads, the load also keeps an
-    /// entity index and a bit per 32 bytes of the buffer (about an eighth of its size).
+    /// the allocator's free lists and bits are rebuilt from the blocks in use.
+    ///
+    /// What the load allocates follows the input: slots far apart cost a 1 KiB page each, and
+    /// the slot table holds at most about 4 KiB per slot read (the pages, a page table that
+    /// grows only while it costs no more than the pages, and the spare room of both, which
+    /// grow by doubling); while the pages grow, their old buffer is held too. The load also
+    /// keeps an entity index and a bit per 32 bytes of the buffer (about an eighth of its
+    /// size). The store's [`max_index`](DataStore::max_index) is not saved: a loaded store
+    /// has the default, and [`from_bytes_with_max_index`](DataStore::from_bytes_with_max_index)
+    /// bounds the indices the input may name.
     ///
     /// ```
     /// # use dod::data::{DataStore, DecodeError};
@@ -1078,6 +1086,30 @@ impl<K: Key> DataStore<K> {
     /// assert!(DataStore::<Handle>::from_bytes(&bytes).is_err());
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::from_bytes_with_max_index(bytes, u32::MAX - 1)
+    }
+
+    /// [`from_bytes`](DataStore::from_bytes) for bytes whose entity indices must not exceed
+    /// `max`: a slot above it is an error ([`DecodeError::IndexAboveMax`]) before anything
+    /// is allocated for it, so the slot table of the loaded store follows the indices the
+    /// caller allows, not the ones the input names. The loaded store has that
+    /// [`max_index`](DataStore::max_index).
+    ///
+    /// ```
+    /// # use dod::data::{DataStore, DecodeError};
+    /// # use dod::Handle;
+    /// let mut s: DataStore = DataStore::new();
+    /// s.insert(Handle::new(70_000, 1, 0).unwrap());
+    /// let bytes = s.to_bytes();
+    /// assert_eq!(
+    ///     DataStore::<Handle>::from_bytes_with_max_index(&bytes, 65_535),
+    ///     Err(DecodeError::IndexAboveMax { entity: 70_000, max: 65_535 })
+    /// );
+    /// let loaded = DataStore::<Handle>::from_bytes_with_max_index(&bytes, 100_000).unwrap();
+    /// assert_eq!(loaded.max_index(), 100_000);
+    /// assert_eq!(loaded, s);
+    /// ```
+    pub fn from_bytes_with_max_index(bytes: &[u8], max: u32) -> Result<Self, DecodeError> {
         if bytes.len() < HEADER {
             return Err(DecodeError::TooShort);
         }
@@ -1144,6 +1176,9 @@ impl<K: Key> DataStore<K> {
                 || type_id > K::MAX_TYPE_ID
             {
                 return Err(DecodeError::BadKey { entity: i });
+            }
+            if i > max {
+                return Err(DecodeError::IndexAboveMax { entity: i, max });
             }
             previous = Some(i);
             if s.is_live() {
@@ -1215,7 +1250,7 @@ impl<K: Key> DataStore<K> {
             buddy,
             slots,
             len: live,
-            max_index: u32::MAX - 1,
+            max_index: max,
             names: KeyNames::new(),
             _key: PhantomData,
         })
