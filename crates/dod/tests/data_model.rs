@@ -153,6 +153,14 @@ fn check(c: &DataComponent, m: &Model, named: &HashSet<&str>) {
                 _ => None,
             }
         );
+        assert_eq!(
+            c.get_f64(*p).map(f64::to_bits),
+            match v {
+                Some(OwnedValue::F32(f)) => Some(f64::from(*f).to_bits()),
+                Some(OwnedValue::I64(i)) => Some((*i as f64).to_bits()),
+                _ => None,
+            }
+        );
         if let Some(a) = c.get_f32s(*p) {
             // Indices whose byte offset overflows read nothing, in debug builds too.
             for i in [a.len(), usize::MAX / 4, usize::MAX / 4 + 1, usize::MAX] {

@@ -247,17 +247,36 @@ impl DataComponent {
     }
 
     /// The float at `key`; `None` if it is missing *or of another type* ([`get`](Self::get)
-    /// tells the two apart). O(log n).
+    /// tells the two apart), an integer included: JSON's `100` loads as an integer, so read
+    /// numbers that may come either way with [`get_f64`](Self::get_f64). O(log n).
     ///
     /// ```
     /// # use dod::data::DataComponent;
     /// let mut c = DataComponent::new();
     /// c.set("hp", 3.0);
     /// assert_eq!(c.get_f32("hp"), Some(3.0));
+    /// c.set("hp", 3i64);
+    /// assert_eq!(c.get_f32("hp"), None);
     /// ```
     #[inline]
     pub fn get_f32(&self, key: impl Into<DataKey>) -> Option<f32> {
         self.view().get_f32(key)
+    }
+
+    /// The number at `key`, an integer or a float, as `f64` ([`Value::as_f64`]); `None` if it
+    /// is missing or not a number. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("hp", 100i64); // as JSON's `"hp": 100` loads
+    /// c.set("speed", 2.5);
+    /// assert_eq!(c.get_f64("hp"), Some(100.0));
+    /// assert_eq!(c.get_f64("speed"), Some(2.5));
+    /// ```
+    #[inline]
+    pub fn get_f64(&self, key: impl Into<DataKey>) -> Option<f64> {
+        self.view().get_f64(key)
     }
 
     /// The integer at `key`; `None` if it is missing or of another type (a float is not
@@ -635,6 +654,20 @@ impl<'a> DataView<'a> {
     #[inline]
     pub fn get_f32(&self, key: impl Into<DataKey>) -> Option<f32> {
         self.get(key)?.as_f32()
+    }
+
+    /// The number at `key`, an integer or a float, as `f64` ([`Value::as_f64`]); `None` if
+    /// missing or not a number. O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataComponent;
+    /// let mut c = DataComponent::new();
+    /// c.set("a", 7i64);
+    /// assert_eq!(c.view().get_f64("a"), Some(7.0));
+    /// ```
+    #[inline]
+    pub fn get_f64(&self, key: impl Into<DataKey>) -> Option<f64> {
+        self.get(key)?.as_f64()
     }
 
     /// The integer at `key`; `None` if missing or of another type. O(log n).

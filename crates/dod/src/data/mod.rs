@@ -32,9 +32,10 @@
 //!   that key, without registering a name. [`KeyNames`] refuses to register these names.
 //! - Integers are written without a fraction or exponent (`42`), floats always with one
 //!   (`42.0`, `1e20`), in the shortest form that reads back as the same `f32`. Read back, a
-//!   number without a fraction or exponent that fits an `i64` is an integer; any other number
-//!   is an `f32` (an error if it is not finite as one). Array elements are always `f32`. So
-//!   write-then-read gives the same values, bit for bit.
+//!   number without a fraction or exponent that fits an `i64` is an integer (but `-0`, which
+//!   an integer cannot hold, is the float `-0.0`); any other number is an `f32` (an error if it
+//!   is not finite as one). Array elements are always `f32`. So write-then-read gives the same
+//!   values, bit for bit. `get_f32` reads floats only; `get_f64` reads either kind of number.
 //!
 //! # Bytes from disk
 //!

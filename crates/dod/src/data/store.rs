@@ -589,6 +589,24 @@ impl<K: Key> DataStore<K> {
         self.get(e)?.get_f32(key)
     }
 
+    /// The number at `key` of `e`, an integer or a float, as `f64`
+    /// ([`Value::as_f64`](crate::data::Value::as_f64)); `None` if missing or not a number.
+    /// O(log n).
+    ///
+    /// ```
+    /// # use dod::data::DataStore;
+    /// # use dod::Handle;
+    /// let e = Handle::new(0, 1, 0).unwrap();
+    /// let mut s: DataStore = DataStore::new();
+    /// s.insert(e);
+    /// let _ = s.set(e, "gold", 250i64);
+    /// assert_eq!(s.get_f64(e, "gold"), Some(250.0));
+    /// ```
+    #[inline]
+    pub fn get_f64(&self, e: K, key: impl Into<DataKey>) -> Option<f64> {
+        self.get(e)?.get_f64(key)
+    }
+
     /// The integer at `key` of `e`; `None` if missing or of another type. O(log n).
     ///
     /// ```

@@ -126,6 +126,24 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// The number, an integer or a float, as `f64` (an integer beyond 2^53 rounds to the
+    /// nearest `f64`), or `None` for another type: what to read where JSON may give `100` or
+    /// `100.0` alike. O(1).
+    ///
+    /// ```
+    /// # use dod::data::Value;
+    /// assert_eq!(Value::from(100i64).as_f64(), Some(100.0));
+    /// assert_eq!(Value::from(2.5).as_f64(), Some(2.5));
+    /// assert_eq!(Value::from(true).as_f64(), None);
+    /// ```
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::F32(f) => Some(f64::from(f)),
+            Value::I64(i) => Some(i as f64),
+            _ => None,
+        }
+    }
+
     /// The integer, or `None` for another type (a float is not converted). O(1).
     ///
     /// ```
