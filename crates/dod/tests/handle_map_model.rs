@@ -389,6 +389,11 @@ impl<K: TestKey + MaybeSerde> Model<K> {
                 assert!(probe.values().is_sorted_by(|a, b| a.n <= b.n));
             }
             Op::Reserve(n) => {
+                // A refused reservation changes nothing (the model check follows).
+                assert!(self.map.try_reserve(usize::MAX).is_err());
+                let mut tried = self.map.clone();
+                assert!(tried.try_reserve(usize::from(n)).is_ok());
+                assert!(tried.capacity() >= tried.len() + usize::from(n));
                 self.map.reserve(usize::from(n));
                 assert!(self.map.capacity() >= self.map.len() + usize::from(n));
             }

@@ -31,6 +31,8 @@ enum Op {
     SetReuse(Reuse),
     SetMinFree(u32),
     Reserve(u8),
+    /// `try_reserve` of this many, then `shrink_to_fit`.
+    TryReserveThenShrink(u8),
     #[cfg(feature = "serde")]
     RoundTrip,
 }
@@ -57,6 +59,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => reuse().prop_map(Op::SetReuse),
         1 => (0u32..5).prop_map(Op::SetMinFree),
         1 => any::<u8>().prop_map(Op::Reserve),
+        1 => any::<u8>().prop_map(Op::TryReserveThenShrink),
     ];
     #[cfg(feature = "serde")]
     let ops = prop_oneof![20 => ops, 1 => Just(Op::RoundTrip)];
@@ -481,6 +484,22 @@ proptest! {
                     }
                     prop_assert_eq!(c.capacity(), before);
                     prop_assert!(cap >= pool.slot_count());
+                }
+                Op::TryReserveThenShrink(n) => {
+                    // A refused reservation changes nothing (`check` below compares).
+                    prop_assert!(pool.try_reserve(usize::MAX).is_err());
+                    // A granted one holds the next `n` insertions, as `reserve` does.
+                    let mut d = pool.clone();
+                    prop_assert!(d.try_reserve(usize::from(n)).is_ok());
+                    let room = d.capacity();
+                    for _ in 0..n {
+                        d.insert(0);
+                    }
+                    prop_assert_eq!(d.capacity(), room);
+                    // Shrinking releases room, never a slot: `check` below compares every
+                    // item, hole and stale key with the model.
+                    pool.shrink_to_fit();
+                    prop_assert_eq!(pool.capacity(), pool.slot_count());
                 }
                 #[cfg(feature = "serde")]
                 Op::RoundTrip => {

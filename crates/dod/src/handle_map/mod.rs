@@ -28,6 +28,7 @@
 //! grow and a slot is retired before its generation could wrap, so a handle, once stale, stays
 //! stale forever.
 
+use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
@@ -333,6 +334,23 @@ impl<T, K: Key> HandleMap<T, K> {
         self.links.reserve(additional);
         let vacant = self.free.len() as usize;
         self.slots.reserve(additional.saturating_sub(vacant));
+    }
+
+    /// [`reserve`](HandleMap::reserve), or an error if the capacity would overflow or the
+    /// allocator refuses; what was reserved before the error stays reserved, and the map is
+    /// otherwise unchanged. O(len) when it reallocates.
+    ///
+    /// ```
+    /// let mut map = dod::HandleMap::<u8>::new();
+    /// assert!(map.try_reserve(50).is_ok());
+    /// assert!(map.capacity() >= 50);
+    /// assert!(map.try_reserve(usize::MAX).is_err());
+    /// ```
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.values.try_reserve(additional)?;
+        self.links.try_reserve(additional)?;
+        let vacant = self.free.len() as usize;
+        self.slots.try_reserve(additional.saturating_sub(vacant))
     }
 
     /// Releases unused capacity. The slots stay: each remembers its generation, which is what

@@ -38,6 +38,7 @@ mod iter;
 #[cfg(feature = "serde")]
 mod serde;
 
+use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 use core::fmt;
 use core::marker::PhantomData;
@@ -537,6 +538,24 @@ impl<T, K: Key> Pool<T, K> {
     /// assert!(pool.capacity() >= 10);
     /// ```
     pub fn reserve(&mut self, additional: usize) {
+        self.slots.reserve(self.new_slots_for(additional));
+    }
+
+    /// [`reserve`](Pool::reserve), or an error if the capacity would overflow or the
+    /// allocator refuses; the pool is unchanged then. Complexity as `reserve`.
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::<u8>::new();
+    /// assert!(pool.try_reserve(10).is_ok());
+    /// assert!(pool.capacity() >= 10);
+    /// assert!(pool.try_reserve(usize::MAX).is_err());
+    /// ```
+    pub fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
+        self.slots.try_reserve(self.new_slots_for(additional))
+    }
+
+    /// How many slots past the existing ones `additional` more items need.
+    fn new_slots_for(&self, additional: usize) -> usize {
         let reusable = match self.reuse {
             Reuse::Fifo => self.free.len().saturating_sub(self.free.min_free()) as usize,
             // `blocked` is alive ∪ retired: the slots an insertion cannot use.
@@ -544,7 +563,26 @@ impl<T, K: Key> Pool<T, K> {
                 self.slots.len() - self.blocked.as_ref().map_or(self.len, BitSet::count)
             }
         };
-        self.slots.reserve(additional.saturating_sub(reusable));
+        additional.saturating_sub(reusable)
+    }
+
+    /// Releases unused capacity. The slots stay, holes included: items stay put, and each
+    /// slot remembers its generation, which is what keeps every old handle stale. O(n).
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::with_capacity(1_000);
+    /// let a = pool.insert(1);
+    /// pool.remove(a);
+    /// pool.shrink_to_fit();
+    /// assert!(pool.capacity() < 1_000);
+    /// assert_eq!(pool.get(a), None);
+    /// ```
+    pub fn shrink_to_fit(&mut self) {
+        self.slots.shrink_to_fit();
+        self.alive.shrink_to_fit();
+        if let Some(blocked) = &mut self.blocked {
+            blocked.shrink_to_fit();
+        }
     }
 
     /// The alive flags: bit `i` is set iff slot `i` holds an item. Combine them with your own
