@@ -213,6 +213,24 @@ impl fmt::Debug for Handle {
     }
 }
 
+/// `index`v`generation`, as in `3v1`, and `t` with the type id when it is not 0 (`3v1t2`):
+/// short enough for logs and error messages.
+///
+/// ```
+/// use dod::Handle;
+/// assert_eq!(Handle::new(3, 1, 0).unwrap().to_string(), "3v1");
+/// assert_eq!(Handle::new(3, 1, 2).unwrap().to_string(), "3v1t2");
+/// ```
+impl fmt::Display for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}v{}", self.index(), self.generation())?;
+        match self.type_id() {
+            0 => Ok(()),
+            t => write!(f, "t{t}"),
+        }
+    }
+}
+
 impl Key for Handle {
     const MAX_SLOTS: u32 = u32::MAX;
     const MAX_TYPE_ID: u16 = Handle::MAX_TYPE_ID;
@@ -345,6 +363,18 @@ impl fmt::Debug for Handle32 {
             .field("index", &self.index())
             .field("generation", &self.generation())
             .finish()
+    }
+}
+
+/// `index`v`generation`, as in `3v1`.
+///
+/// ```
+/// use dod::Handle32;
+/// assert_eq!(Handle32::new(3, 1).unwrap().to_string(), "3v1");
+/// ```
+impl fmt::Display for Handle32 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}v{}", self.index(), self.generation())
     }
 }
 
