@@ -163,6 +163,23 @@ fn check(s: &BitSet, m: &BTreeSet<u32>, universe: usize) {
         s.iter().collect::<Vec<_>>(),
         m.iter().copied().collect::<Vec<_>>()
     );
+    // The owned iterator, stepped and folded (after a first step, so that the fold starts
+    // mid-set), yields the same.
+    let mut owned = s.clone().into_iter();
+    let first = owned.next();
+    assert_eq!(first, m.iter().next().copied());
+    let rest = owned.fold(Vec::new(), |mut v, i| {
+        v.push(i);
+        v
+    });
+    assert_eq!(rest, m.iter().skip(1).copied().collect::<Vec<_>>());
+    let mut stepped = Vec::new();
+    let mut owned = s.clone().into_iter();
+    for i in owned.by_ref() {
+        stepped.push(i);
+    }
+    assert_eq!(owned.next(), None);
+    assert_eq!(stepped, m.iter().copied().collect::<Vec<_>>());
     let mut fe = Vec::new();
     s.for_each(|i| fe.push(i));
     assert_eq!(fe.len(), m.len());

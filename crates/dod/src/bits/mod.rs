@@ -65,7 +65,7 @@ use core::ops::{Bound, RangeBounds};
 use crate::error::{InsertError, InsertErrorKind};
 
 pub use expr::{And, AndNot, Bits, Not, Or, Xor};
-pub use iter::{Blocks, Iter, Range};
+pub use iter::{Blocks, IntoIter, Iter, Range};
 
 /// Words needed for `universe` bits.
 #[inline]
@@ -1977,6 +1977,15 @@ impl BitSet {
         self.any.refill(n, |w| words[w] != 0);
         self.free.refill(n, |w| words[w] != u64::MAX);
         self.unsummarized = NONE;
+    }
+}
+
+impl IntoIterator for BitSet {
+    type Item = u32;
+    type IntoIter = IntoIter;
+
+    fn into_iter(self) -> IntoIter {
+        IntoIter::new(self)
     }
 }
 
