@@ -29,10 +29,24 @@ use crate::entity::Entity;
 
 /// Anything that can be a component: `'static + Send + Sync`. Implemented for every such type.
 ///
+/// A component is named by its own type: `get::<Pos>`, not `get::<&Pos>` (a reference is a
+/// query item), and one type per call, not a tuple (a tuple is a [`Bundle`](crate::Bundle)).
+/// Since a reference or a tuple is a type like any other, the world cannot refuse them at
+/// compile time; it panics, naming the type, when one is asked for that is a reference to a
+/// component type it holds or a tuple of such types, where it would otherwise find nothing.
+/// A reference or tuple of other types is a component like any other (`&'static str`).
+///
 /// ```
 /// fn is_component<T: dod_world::Component>() {}
 /// is_component::<[f32; 3]>();
 /// is_component::<String>();
+/// ```
+///
+/// ```should_panic
+/// struct Pos(f32);
+/// let mut world = dod_world::World::new();
+/// let e = world.spawn((Pos(0.0),));
+/// world.get::<&Pos>(e); // panics: "`&rust_out::Pos` is not a component type of this world"
 /// ```
 pub trait Component: Send + Sync + 'static {}
 
@@ -940,6 +954,26 @@ pub struct Components {
     last_bundle: Option<(TypeId, [ComponentId; MAX_BUNDLE])>,
 }
 
+/// The elements of a tuple's type name without its parentheses: split at the commas outside
+/// any `<>`, `()` or `[]`, trimmed, the empty part after a trailing comma dropped.
+fn split_top_level(inner: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(inner[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(inner[start..].trim());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
 /// The most component types in one bundle.
 pub(crate) const MAX_BUNDLE: usize = 12;
 
@@ -976,6 +1010,7 @@ impl Components {
 
     #[cold]
     fn register_new<T: Component>(&mut self) -> ComponentId {
+        self.refuse_misspelled::<T>();
         let id = ComponentId(
             u32::try_from(self.columns.len()).expect("fewer than 2^32 component types"),
         );
@@ -987,7 +1022,46 @@ impl Components {
     /// The id of `T`, if it is registered.
     #[inline]
     pub(crate) fn id<T: Component>(&self) -> Option<ComponentId> {
-        self.by_type.get(&TypeId::of::<T>()).copied()
+        match self.by_type.get(&TypeId::of::<T>()) {
+            Some(&id) => Some(id),
+            None => {
+                self.refuse_misspelled::<T>();
+                None
+            }
+        }
+    }
+
+    /// Panics if `T`, a type the world does not know, is a reference to a registered
+    /// component type (`&Pos` for `Pos`, the spelling of a query item) or a tuple of
+    /// registered component types (a bundle where one type is asked for). Every type is a
+    /// component, so without this `get::<&Pos>` or `remove::<(Pos, Vel)>` would find nothing,
+    /// silently. References and tuples of other types (`&'static str`) stay components.
+    #[cold]
+    #[track_caller]
+    fn refuse_misspelled<T: Component>(&self) {
+        let name = core::any::type_name::<T>();
+        let known = |n: &str| self.columns.iter().any(|c| c.name == n);
+        if let Some(referent) = name
+            .strip_prefix("&mut ")
+            .or_else(|| name.strip_prefix('&'))
+        {
+            if known(referent) {
+                panic!(
+                    "`{name}` is not a component type of this world: components are named by \
+                     their type, `{referent}` (a reference is a query item, not a component)"
+                );
+            }
+        }
+        if let Some(inner) = name.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
+            let parts = split_top_level(inner);
+            if !parts.is_empty() && parts.iter().all(|p| known(p)) {
+                panic!(
+                    "`{name}` is not a component type of this world: a tuple of components is \
+                     a bundle; name one component type per call (`{}`)",
+                    parts[0]
+                );
+            }
+        }
     }
 
     /// The id of the type `t`, if it is registered.

@@ -219,6 +219,67 @@ fn a_conflict_on_a_type_never_inserted_panics_on_the_first_run() {
     world.assert_invariants();
 }
 
+/// The message of the panic `f` must raise.
+fn panic_message(f: impl FnOnce()) -> String {
+    let err = catch_unwind(AssertUnwindSafe(f)).expect_err("a misspelled component type");
+    err.downcast_ref::<String>().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_reference_or_tuple_of_component_types_is_refused_naming_the_type() {
+    let mut world = World::new();
+    let e = world.spawn((Pos(1.0), Vel(2.0), Enemy));
+    let reference = "is not a component type of this world: components are named by their type";
+    let tuple = "a tuple of components is a bundle";
+    let msg = panic_message(|| {
+        let _ = world.get::<&Pos>(e);
+    });
+    assert!(
+        msg.contains("`&world::Pos`") && msg.contains(reference),
+        "{msg}"
+    );
+    assert!(msg.contains("`world::Pos`"), "{msg}");
+    let msg = panic_message(|| {
+        let _ = world.has::<&mut Vel>(e);
+    });
+    assert!(
+        msg.contains("`&mut world::Vel`") && msg.contains(reference),
+        "{msg}"
+    );
+    let msg = panic_message(|| {
+        let _ = world.remove::<(Pos, Vel)>(e);
+    });
+    assert!(
+        msg.contains("`(world::Pos, world::Vel)`") && msg.contains(tuple),
+        "{msg}"
+    );
+    let msg = panic_message(|| {
+        let _ = world.query::<&Pos>().with::<&Enemy>().count();
+    });
+    assert!(msg.contains("`&world::Enemy`"), "{msg}");
+    let msg = panic_message(|| {
+        let _ = world.spawn(((Pos(0.0), Vel(0.0)),));
+    });
+    assert!(msg.contains(tuple), "{msg}");
+    let msg = panic_message(|| {
+        let _ = world.get::<(Enemy,)>(e);
+    });
+    assert!(
+        msg.contains("`(world::Enemy,)`") && msg.contains(tuple),
+        "{msg}"
+    );
+    // Nothing was lost or added on the way.
+    assert_eq!(world.get::<Pos>(e), Some(&Pos(1.0)));
+    assert_eq!(world.get::<Vel>(e), Some(&Vel(2.0)));
+    assert_eq!(world.len(), 1);
+    // References and tuples of types the world does not hold as components stay components.
+    let named = world.spawn(("grunt", (1u8, 2u16)));
+    assert_eq!(world.get::<&str>(named), Some(&"grunt"));
+    assert_eq!(world.get::<(u8, u16)>(named), Some(&(1, 2)));
+    assert_eq!(world.get::<&u64>(named), None);
+    world.assert_invariants();
+}
+
 #[test]
 fn filters_on_a_written_component_are_allowed() {
     let mut world = World::new();
