@@ -540,6 +540,8 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn track(&mut self, now: Tick);
     /// Whether changes are tracked.
     fn is_tracked(&self) -> bool;
+    /// Whether an insert hook is set.
+    fn has_insert_hook(&self) -> bool;
     /// Moves a tag out of bits (for groups).
     fn leave_bits(&mut self);
     /// Forgets the list of entities that lost a value.
@@ -651,6 +653,10 @@ impl<T: Component> AnyStorage for Storage<T> {
 
     fn is_tracked(&self) -> bool {
         self.ticks.is_some()
+    }
+
+    fn has_insert_hook(&self) -> bool {
+        self.on_insert.is_some()
     }
 
     fn leave_bits(&mut self) {

@@ -577,14 +577,16 @@ impl World {
         self.flush();
         let iter = iter.into_iter();
         let (lower, _) = iter.size_hint();
-        let grouped = {
+        let one_by_one = {
             let (ids, _) = B::targets(&mut self.components);
-            ids.as_ref()
-                .iter()
-                .any(|id| self.components.columns[id.index()].group.is_some())
+            ids.as_ref().iter().any(|id| {
+                let column = &self.components.columns[id.index()];
+                column.group.is_some() || column.any().has_insert_hook()
+            })
         };
-        if grouped {
-            // Each entity enters its groups as it is spawned, which needs the whole world.
+        if one_by_one {
+            // Each entity enters its groups as it is spawned, and the commands of its insert
+            // hooks are applied right after it, as `spawn` does: both need the whole world.
             let es: Vec<Entity> = iter.map(|b| self.spawn(b)).collect();
             return SpawnBatch {
                 inner: Batch::Done(es.into_iter()),
@@ -1036,8 +1038,12 @@ impl World {
     /// Calls `hook` with the entity and the value every time an entity gets a `T` (spawn,
     /// insert, commands; a replaced value goes through [`on_remove`](World::on_remove)
     /// first). The hook may record changes in the [`Commands`] it is given, which the world
-    /// applies right after the change that ran the hook; it cannot touch the world directly.
-    /// Replaces the previous insert hook of `T`.
+    /// applies right after the change that ran the hook (a
+    /// [`spawn_batch`](World::spawn_batch) of a hooked type spawns one entity at a time for
+    /// this); it cannot touch the world directly. Changes through a
+    /// [`view_mut`](World::view_mut) are the exception: the view holds the world, so their
+    /// hooks' commands wait for the world's next change (or [`flush`](World::flush)) after
+    /// the view is dropped. Replaces the previous insert hook of `T`.
     ///
     /// A hook that panics leaves the world valid, and the panic goes on to the caller of the
     /// change. The change stops there: the value the hook was called with stays, and the
@@ -1597,9 +1603,9 @@ impl fmt::Debug for World {
 }
 
 /// The entities of a [`World::spawn_batch`]: spawned already (a batch written as one run, or
-/// one with a type of an owning group), or spawned as the iterator is walked (and the rest
-/// when it is dropped, unless by a panic). Commands recorded by hooks during a batch are
-/// applied at the world's next change.
+/// one with a type of an owning group or with an insert hook, spawned one entity at a time
+/// as [`World::spawn`] does, hook commands applied after each), or spawned as the iterator is
+/// walked (and the rest when it is dropped, unless by a panic).
 pub struct SpawnBatch<'w, I: Iterator<Item = B>, B: Bundle> {
     inner: Batch<'w, I, B>,
 }

@@ -360,6 +360,19 @@ fn hooks_see_every_arrival_and_departure_and_record_commands() {
             ('+', batch[1], 11),
         ]
     );
+    // A batch applies each entity's hook commands right after it, as a spawn does: a read
+    // through `&World` sees them once the batch is collected, before any other change.
+    let batch: Vec<Entity> = world
+        .spawn_batch([(99u32,), (7,), (99,)].into_iter())
+        .collect();
+    assert_eq!(
+        batch
+            .iter()
+            .map(|&e| world.has::<Frozen>(e))
+            .collect::<Vec<_>>(),
+        [true, false, true]
+    );
+    assert_eq!(world.count::<Frozen>(), 2);
     world.assert_invariants();
 }
 
