@@ -158,6 +158,8 @@ fn main() {
     let mut deletes = 0usize;
     let mut names = KeyNames::new();
     let sheet = DataComponent::from_json(SHEET, &mut names).expect("the sheet is valid JSON");
+    // The sheet's key names, so that the world writes its sheets as they were read.
+    world.data_names_mut().extend_from(&names);
     let mut rng = Rng(7);
     let mut commands = Commands::new();
     let mut spawned = 0usize;
@@ -296,6 +298,15 @@ fn main() {
             loaded.data(e).and_then(|d| d.get_f32("stats.health")),
             world.data(e).and_then(|d| d.get_f32("stats.health"))
         );
+        // The key names came through the save: a sheet is written back with them.
+        let as_json = |w: &World| {
+            w.data(e)
+                .map(|d| d.to_json(w.data_store().names()).unwrap())
+        };
+        assert_eq!(as_json(&loaded), as_json(&world));
+        if let Some(text) = as_json(&loaded) {
+            assert!(text.contains("\"health\""), "named keys: {text}");
+        }
     }
     assert_eq!(
         loaded.spawn(()),

@@ -1334,6 +1334,11 @@ impl World {
     /// Gives `e` a whole data component (a copy of `data`), replacing the one it has.
     /// O(size of `data`).
     ///
+    /// A [`DataView`] carries values, not key names: register the names of `data`'s keys in
+    /// [`data_names_mut`](World::data_names_mut) (the [`KeyNames`](dod::data::KeyNames) that
+    /// `from_json` filled, or the component's own [`names`](dod::DataComponent::names)) for
+    /// `to_json` and saves to write them.
+    ///
     /// # Errors
     ///
     /// [`NoSuchEntity`] if `e` is not alive.
@@ -1387,6 +1392,24 @@ impl World {
     /// ```
     pub fn remove_data_key(&mut self, e: Entity, key: impl Into<DataKey>) -> bool {
         self.entities.is_alive(e) && self.data.remove_key(e, key)
+    }
+
+    /// The names of the data keys, which `to_json` writes and a save keeps: those of
+    /// [`set_data`](World::set_data)'s paths, and whatever is registered here. O(1).
+    ///
+    /// ```
+    /// use dod::data::{DataComponent, KeyNames};
+    /// let mut names = KeyNames::new();
+    /// let sheet = DataComponent::from_json(r#"{"stats": {"hp": 5}}"#, &mut names).unwrap();
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// world.insert_data(e, &sheet).unwrap();
+    /// world.data_names_mut().extend_from(&names);
+    /// let json = world.data(e).unwrap().to_json(world.data_store().names()).unwrap();
+    /// assert_eq!(json, r#"{"stats":{"hp":5}}"#);
+    /// ```
+    pub fn data_names_mut(&mut self) -> &mut dod::data::KeyNames {
+        self.data.names_mut()
     }
 
     /// The per-entity data store (read-only): every entity's data in one buffer.
