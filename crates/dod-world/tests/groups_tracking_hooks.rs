@@ -362,9 +362,7 @@ fn hooks_see_every_arrival_and_departure_and_record_commands() {
     );
     // A batch applies each entity's hook commands right after it, as a spawn does: a read
     // through `&World` sees them once the batch is collected, before any other change.
-    let batch: Vec<Entity> = world
-        .spawn_batch([(99u32,), (7,), (99,)].into_iter())
-        .collect();
+    let batch: Vec<Entity> = world.spawn_batch([(99u32,), (7,), (99,)]).collect();
     assert_eq!(
         batch
             .iter()
