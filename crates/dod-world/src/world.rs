@@ -45,6 +45,9 @@ fn next_world_id() -> u16 {
     ((first_world_id() + k) % 0x7FFF) as u16 + 1
 }
 
+/// How many `World` values this process has made: each has its own [`World::instance`].
+static INSTANCES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
 /// The default number of vacant entity slots kept back before one is reused.
 pub const DEFAULT_MIN_FREE: u32 = 1024;
 
@@ -106,6 +109,10 @@ pub struct World {
     hook_commands: Commands,
     /// Whether hook commands are being applied (they are not applied again from inside).
     in_hooks: bool,
+    /// This world value among those the process made; kept by a load (unlike the world id,
+    /// which a load takes from the save), so that a [`QueryState`](crate::QueryState) can
+    /// tell another world from this one reloaded.
+    instance: u64,
     #[cfg(feature = "serde")]
     pub(crate) saved: crate::serde::SavedTypes,
 }
@@ -264,6 +271,7 @@ impl WorldBuilder {
             clamped_at: 1,
             hook_commands: Commands::new(),
             in_hooks: false,
+            instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
             #[cfg(feature = "serde")]
             saved: Default::default(),
         };
@@ -329,6 +337,12 @@ impl World {
             min_free: DEFAULT_MIN_FREE,
             groups: Vec::new(),
         }
+    }
+
+    /// This world value among those the process made (a load keeps it). For
+    /// [`QueryState`](crate::QueryState)'s check that it runs on one world.
+    pub(crate) fn instance(&self) -> u64 {
+        self.instance
     }
 
     /// The entity allocator: liveness, counts, and [`reserve`](Entities::reserve).
@@ -1928,6 +1942,13 @@ impl fmt::Debug for EntityMut<'_> {
 #[derive(Clone, Copy)]
 pub struct Shared<'w> {
     world: &'w World,
+}
+
+impl Shared<'_> {
+    /// The world's [`World::instance`].
+    pub(crate) fn instance(&self) -> u64 {
+        self.world.instance
+    }
 }
 
 impl<'w> Shared<'w> {

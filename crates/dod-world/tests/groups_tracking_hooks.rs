@@ -448,6 +448,40 @@ fn a_load_keeps_hooks_tracking_and_groups() {
     );
     loaded.spawn((P(0.0),));
     assert_eq!(*inserted.lock().unwrap(), 1, "the hook is still there");
+    // A state that ran before a load keeps running on the same world after it, and sees
+    // every loaded value changed.
+    assert_eq!(changed.query(&mut loaded).count(), 1);
+    loaded
+        .load(&mut serde_json::Deserializer::from_str(&json))
+        .unwrap();
+    assert_eq!(changed.query(&mut loaded).count(), 10);
+}
+
+#[test]
+fn a_query_state_run_on_a_second_world_panics() {
+    let mut a = World::new();
+    let mut b = World::new();
+    for w in [&mut a, &mut b] {
+        w.track::<P>();
+        w.spawn((P(0.0),));
+    }
+    let mut changed = QueryState::<Entity, Changed<P>>::new();
+    assert_eq!(changed.query(&mut a).count(), 1);
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        changed.query(&mut b).count();
+    }))
+    .expect_err("another world");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("ran on another world before"), "{msg}");
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        changed.query_shared(b.share()).count();
+    }))
+    .expect_err("another world, shared");
+    assert!(err.downcast_ref::<String>().is_some());
+    // The first world is still its own.
+    let e = a.query::<Entity>().iter().next().unwrap();
+    a.get_mut::<P>(e).unwrap().0 = 1.0;
+    assert_eq!(changed.query(&mut a).count(), 1);
 }
 
 /// A load over a world whose unsaved values include one whose `Drop` panics: the load still

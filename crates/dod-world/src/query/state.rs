@@ -19,7 +19,9 @@ use crate::world::{Shared, World};
 /// leaves the tick alone. A run whose closure panics part way has moved the tick all the
 /// same: the changes it had not reached are not seen again by the next run.
 ///
-/// Keep one per system and per world.
+/// Keep one per system and per world: a run on a world other than its first panics. A world
+/// that loads a save (`World::load`) stays the same world for its states (the load stamps
+/// every tracked value changed, so their next run sees all of them).
 ///
 /// ```
 /// use dod_world::{Changed, Entity, QueryState, World};
@@ -47,6 +49,9 @@ use crate::world::{Shared, World};
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// `None` until the first run.
     last_run: Option<Tick>,
+    /// The world of the first run ([`World::instance`]): ticks of another world mean nothing
+    /// here.
+    world: Option<u64>,
     _types: Types<Q, F>,
 }
 
@@ -60,6 +65,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     pub const fn new() -> Self {
         QueryState {
             last_run: None,
+            world: None,
             _types: PhantomData,
         }
     }
@@ -86,6 +92,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// assert_eq!(world.get::<u32>(e), Some(&2));
     /// ```
     pub fn query<'w>(&'w mut self, world: &'w mut World) -> Query<'w, Q, F> {
+        self.check_world(world.instance());
         world.prepare_tracked_run();
         world
             .query::<Q>()
@@ -104,10 +111,27 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// assert_eq!(q.query_shared(w).count(), 1);
     /// ```
     pub fn query_shared<'w>(&'w mut self, world: Shared<'w>) -> SharedQuery<'w, Q, F> {
+        self.check_world(world.instance());
         world
             .query::<Q>()
             .with_filter::<F>()
             .remembering(&mut self.last_run)
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
+    /// Remembers the world of the first run; panics if this run is on another.
+    #[track_caller]
+    fn check_world(&mut self, instance: u64) {
+        match self.world {
+            None => self.world = Some(instance),
+            Some(first) if first == instance => {}
+            Some(_) => panic!(
+                "QueryState<{}> ran on another world before: its last run is a tick of that \
+                 world, so changes in this one would be missed; keep one QueryState per world",
+                core::any::type_name::<Q>()
+            ),
+        }
     }
 }
 
