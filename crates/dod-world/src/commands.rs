@@ -40,6 +40,12 @@ enum Command {
 /// [`spawn_unnamed`](Commands::spawn_unnamed) needs no [`Entities`] (a hook has none): its
 /// entity is allocated when applied.
 ///
+/// A query on `&mut World` holds the world, so its closure cannot reach
+/// [`World::entities`](crate::World::entities) to name a spawn: run the system on the shared
+/// form ([`World::share`](crate::World::share), whose
+/// [`entities`](crate::Shared::entities) stay reachable, as below), or spawn with
+/// `spawn_unnamed`.
+///
 /// ```
 /// use dod_world::{Commands, Entity, World};
 ///

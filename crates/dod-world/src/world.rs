@@ -737,6 +737,8 @@ impl World {
     /// If `bundle` holds a type twice. If an insert hook panics: see
     /// [`on_insert`](World::on_insert).
     ///
+    /// A bundle is a tuple, of one component too: `insert(e, (Frozen,))`.
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((1u32,));
