@@ -42,6 +42,7 @@ enum FOp {
     Despawn(FTarget),
     Insert(FTarget, FBun),
     Remove(FTarget, u8),
+    Take(FTarget, u8, u8),
     ViaEntity(FTarget, u8, u32),
     MutQuery(u8, u8, FTarget),
     Commands(Vec<FCmd>),
@@ -100,6 +101,7 @@ fn op(o: FOp) -> Op {
         FOp::Despawn(t) => Op::Despawn(target(t)),
         FOp::Insert(t, b) => Op::Insert(target(t), bun(b)),
         FOp::Remove(t, k) => Op::Remove(target(t), kind(k)),
+        FOp::Take(t, a, b) => Op::Take(target(t), kind(a), kind(b)),
         FOp::ViaEntity(t, how, v) => Op::ViaEntity(target(t), how, v),
         FOp::MutQuery(shape, form, t) => Op::MutQuery {
             shape,

@@ -95,6 +95,12 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     /// which check when they record).
     #[doc(hidden)]
     fn repeated_type() -> Option<&'static str>;
+
+    /// Takes every component of the bundle out of live entity `e` if it has them all (each
+    /// leaves its group first, hooks record into `ctx`), else changes nothing; panics if the
+    /// bundle holds a type twice.
+    #[doc(hidden)]
+    fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self>;
 }
 
 /// Panics if `B` holds a type twice, naming it.
@@ -144,6 +150,10 @@ impl Bundle for () {
 
     fn repeated_type() -> Option<&'static str> {
         None
+    }
+
+    fn take(_: &mut Components, _: Entity, _: &mut Ctx<'_>) -> Option<()> {
+        Some(())
     }
 
     fn group_moves() -> GroupMoves {
@@ -239,6 +249,25 @@ macro_rules! tuple_bundle {
                 let types = [$(core::any::TypeId::of::<$t>()),+];
                 let names: [&'static str; $n] = [$(type_name::<$t>()),+];
                 (0..$n).find(|&a| types[a + 1..].contains(&types[a])).map(|a| names[a])
+            }
+
+            #[track_caller]
+            fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self> {
+                check_distinct::<Self>();
+                // All or nothing: an unregistered type or a missing value takes nothing.
+                let ids: [ComponentId; $n] = [$(components.id::<$t>()?),+];
+                $(
+                    if !components.columns[ids[$i].index()].storage::<$t>().contains(e.index()) {
+                        return None;
+                    }
+                )+
+                // Hooks only record here, so no value can go between the check and its
+                // removal.
+                let taken = ($({
+                    components.leave_group_of(e.index(), ids[$i]);
+                    components.columns[ids[$i].index()].storage_of_mut::<$t>().remove(e, ctx)
+                },)+);
+                Some(($(taken.$i?,)+))
             }
         }
     };

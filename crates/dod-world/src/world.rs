@@ -792,6 +792,37 @@ impl World {
         value
     }
 
+    /// Takes every component of bundle `B` out of `e` and returns them, if `e` is alive and
+    /// has them all; otherwise `None`, and nothing is removed. O(components of `B`).
+    ///
+    /// To remove whichever of several types `e` has, call [`remove`](World::remove) per
+    /// type.
+    ///
+    /// # Panics
+    ///
+    /// If `B` holds a type twice. If a remove hook panics: see
+    /// [`on_insert`](World::on_insert).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((1u32, 'x', 2.5f32));
+    /// assert_eq!(world.take::<(u32, char)>(e), Some((1, 'x')));
+    /// assert_eq!(world.take::<(f32, char)>(e), None); // no char left: nothing taken
+    /// assert_eq!(world.get::<f32>(e), Some(&2.5));
+    /// ```
+    #[track_caller]
+    pub fn take<B: Bundle>(&mut self, e: Entity) -> Option<B> {
+        self.flush();
+        if !self.entities.is_alive(e) {
+            return None;
+        }
+        let (_, components, mut ctx) = self.ctx_parts();
+        let taken = B::take(components, e, &mut ctx);
+        drop(ctx);
+        self.after_change();
+        taken
+    }
+
     /// `e`'s `T`, or `None` if `e` is not alive (stale, of another world) or has none. O(1).
     ///
     /// ```

@@ -693,6 +693,8 @@ pub(crate) enum Op {
     Despawn(Target),
     Insert(Target, Bun),
     Remove(Target, Kind),
+    /// `take` of the bundle of two kinds (of one, when they are the same): all or nothing.
+    Take(Target, Kind, Kind),
     /// Writes or removes `A`, or despawns, through `get_mut`, `get_disjoint_mut` or an entity
     /// view.
     ViaEntity(Target, u8, u32),
@@ -1563,6 +1565,24 @@ impl Harness {
                     let got = self.world.remove::<T>(e).map(|v| v.model());
                     assert_eq!(got, self.m.take::<T>(e), "remove {}", type_name::<T>());
                 });
+            }
+            Op::Take(t, k1, k2) => {
+                let e = self.resolve(t);
+                per_kind!(k1, T => per_kind!(k2, U => {
+                    if k1 == k2 {
+                        let got = self.world.take::<(T,)>(e).map(|(v,)| v.model());
+                        let want = if self.m.has::<T>(e) { self.m.take::<T>(e) } else { None };
+                        assert_eq!(got, want, "take ({},)", type_name::<T>());
+                    } else {
+                        let got = self.world.take::<(T, U)>(e).map(|(v, w)| (v.model(), w.model()));
+                        let want = if self.m.has::<T>(e) && self.m.has::<U>(e) {
+                            Some((self.m.take::<T>(e).unwrap(), self.m.take::<U>(e).unwrap()))
+                        } else {
+                            None
+                        };
+                        assert_eq!(got, want, "take ({}, {})", type_name::<T>(), type_name::<U>());
+                    }
+                }));
             }
             Op::ViaEntity(t, how, v) => self.via_entity(t, how, v),
             Op::MutQuery {
@@ -2883,6 +2903,7 @@ mod props {
             4 => target().prop_map(Op::Despawn),
             5 => (target(), bun()).prop_map(|(t, b)| Op::Insert(t, b)),
             4 => (target(), kind()).prop_map(|(t, k)| Op::Remove(t, k)),
+            1 => (target(), kind(), kind()).prop_map(|(t, a, b)| Op::Take(t, a, b)),
             2 => (target(), any::<u8>(), any::<u32>()).prop_map(|(t, h, v)| Op::ViaEntity(t, h, v)),
             3 => (any::<u8>(), any::<u8>(), target())
                 .prop_map(|(shape, form, target)| Op::MutQuery { shape, form, target }),
