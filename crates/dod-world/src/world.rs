@@ -816,9 +816,10 @@ impl World {
         if !self.entities.is_alive(e) {
             return None;
         }
-        let (_, components, mut ctx) = self.ctx_parts();
-        let taken = B::take(components, e, &mut ctx);
-        drop(ctx);
+        let taken = {
+            let (_, components, mut ctx) = self.ctx_parts();
+            B::take(components, e, &mut ctx)
+        };
         self.after_change();
         taken
     }
