@@ -1663,7 +1663,9 @@ impl BitSet {
     /// The lazy complement within the universe. Allocates nothing.
     ///
     /// Indices at or past [`universe`](BitSet::universe) are not in the complement, and a set
-    /// built by `insert` or `collect` has the universe `largest index + 1`. To take a mask away
+    /// built by `insert` or `collect` has the universe `largest index + 1` (a `remove` does
+    /// not shrink it, so two sets equal under `==`, which compares members only, can have
+    /// different complements). To take a mask away
     /// from a larger set, write `a.and_not(&mask)`, which needs no universe, rather than
     /// `a.and(mask.not())`, or [`grow`](BitSet::grow) the mask to the larger set's universe
     /// first.

@@ -178,6 +178,10 @@ impl DataComponent {
     /// which reports it as [`NameError::Collision`](super::NameError::Collision) (as
     /// `from_json`, feature `json`, does).
     ///
+    /// Keys are flat, so a component can hold both `"a"` and `"a.b"`; JSON cannot write a
+    /// value that is also an object, and `to_json` refuses such a component
+    /// (`JsonError::PathConflict`, feature `json`).
+    ///
     /// # Panics
     ///
     /// If the component would need more than `u32::MAX` bytes.

@@ -403,6 +403,9 @@ impl DataComponent {
     /// `DataKey::ROOT.child("a.b")`, which the string path `"a.b"` (two segments) does not
     /// name; `to_json` writes it back as `"a.b"`.
     ///
+    /// A member named twice in one object keeps its last value, as `serde_json` does
+    /// (`{"a": 1, "a": 2}` reads as `a = 2`).
+    ///
     /// ```
     /// use dod::data::{DataComponent, JsonError, KeyNames};
     ///
