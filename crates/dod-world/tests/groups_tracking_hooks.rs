@@ -462,10 +462,10 @@ fn a_query_state_run_on_a_second_world_panics() {
     let mut a = World::new();
     let mut b = World::new();
     for w in [&mut a, &mut b] {
-        w.track::<P>();
-        w.spawn((P(0.0),));
+        w.track::<Pos>();
+        w.spawn((Pos(0.0),));
     }
-    let mut changed = QueryState::<Entity, Changed<P>>::new();
+    let mut changed = QueryState::<Entity, Changed<Pos>>::new();
     assert_eq!(changed.query(&mut a).count(), 1);
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         changed.query(&mut b).count();
@@ -480,7 +480,7 @@ fn a_query_state_run_on_a_second_world_panics() {
     assert!(err.downcast_ref::<String>().is_some());
     // The first world is still its own.
     let e = a.query::<Entity>().iter().next().unwrap();
-    a.get_mut::<P>(e).unwrap().0 = 1.0;
+    a.get_mut::<Pos>(e).unwrap().0 = 1.0;
     assert_eq!(changed.query(&mut a).count(), 1);
 }
 
