@@ -32,9 +32,11 @@ use crate::entity::Entity;
 /// A component is named by its own type: `get::<Pos>`, not `get::<&Pos>` (a reference is a
 /// query item), and one type per call, not a tuple (a tuple is a [`Bundle`](crate::Bundle)).
 /// Since a reference or a tuple is a type like any other, the world cannot refuse them at
-/// compile time; it panics, naming the type, when one is asked for that is a reference to a
-/// component type it holds or a tuple of such types, where it would otherwise find nothing.
-/// A reference or tuple of other types is a component like any other (`&'static str`).
+/// compile time. When a lookup (`get`, `has`, `remove`, a query's types and filters) asks for
+/// a type the world holds no value of, and that type is a reference to a component type it
+/// holds or a tuple of such types (or of references to them), it panics naming the type,
+/// where it would otherwise find nothing. Storing a reference or a tuple is allowed: once a
+/// `(f32, f32)` or a `&'static str` is stored, it is found like any other component.
 ///
 /// ```
 /// fn is_component<T: dod_world::Component>() {}
@@ -962,7 +964,7 @@ pub struct Components {
 
 /// The elements of a tuple's type name without its parentheses: split at the commas outside
 /// any `<>`, `()` or `[]`, trimmed, the empty part after a trailing comma dropped.
-fn split_top_level(inner: &str) -> Vec<&str> {
+fn split_top_level(inner: &'static str) -> Vec<&'static str> {
     let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0);
     for (i, c) in inner.char_indices() {
         match c {
@@ -1016,7 +1018,6 @@ impl Components {
 
     #[cold]
     fn register_new<T: Component>(&mut self) -> ComponentId {
-        self.refuse_misspelled::<T>();
         let id = ComponentId(
             u32::try_from(self.columns.len()).expect("fewer than 2^32 component types"),
         );
@@ -1037,34 +1038,35 @@ impl Components {
         }
     }
 
-    /// Panics if `T`, a type the world does not know, is a reference to a registered
-    /// component type (`&Pos` for `Pos`, the spelling of a query item) or a tuple of
-    /// registered component types (a bundle where one type is asked for). Every type is a
-    /// component, so without this `get::<&Pos>` or `remove::<(Pos, Vel)>` would find nothing,
-    /// silently. References and tuples of other types (`&'static str`) stay components.
+    /// Panics if `T`, a type the world does not know and is asked about, is a reference to
+    /// a registered component type (`&Pos` for `Pos`, the spelling of a query item) or a
+    /// tuple of registered component types or references to them (a bundle where one type is
+    /// asked for). Every type is a component, so without this `get::<&Pos>` or
+    /// `remove::<(Pos, Vel)>` would find nothing, silently. Only lookups check: storing such a
+    /// type (a flyweight `&'static Proto`, a `(f32, f32)` pair) registers it, and from then
+    /// on it is found like any other.
     #[cold]
     #[track_caller]
     fn refuse_misspelled<T: Component>(&self) {
         let name = core::any::type_name::<T>();
         let known = |n: &str| self.columns.iter().any(|c| c.name == n);
-        if let Some(referent) = name
-            .strip_prefix("&mut ")
-            .or_else(|| name.strip_prefix('&'))
-        {
-            if known(referent) {
+        let referent = |n: &'static str| n.strip_prefix("&mut ").or_else(|| n.strip_prefix('&'));
+        if let Some(r) = referent(name) {
+            if known(r) {
                 panic!(
                     "`{name}` is not a component type of this world: components are named by \
-                     their type, `{referent}` (a reference is a query item, not a component)"
+                     their type, `{r}` (a reference is a query item, not a component)"
                 );
             }
         }
         if let Some(inner) = name.strip_prefix('(').and_then(|n| n.strip_suffix(')')) {
             let parts = split_top_level(inner);
-            if !parts.is_empty() && parts.iter().all(|p| known(p)) {
+            if !parts.is_empty() && parts.iter().all(|p| known(referent(p).unwrap_or(p))) {
                 panic!(
                     "`{name}` is not a component type of this world: a tuple of components is \
-                     a bundle; name one component type per call (`{}`)",
-                    parts[0]
+                     a bundle; ask for one component type (`{}`), or take a bundle out with \
+                     `World::take`",
+                    referent(parts[0]).unwrap_or(parts[0])
                 );
             }
         }

@@ -770,6 +770,12 @@ impl World {
 
     /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1).
     ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and no
+    /// value of `T` itself is stored: `get::<&Pos>` where `get::<Pos>` was meant (see
+    /// [`Component`]).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((1u32, 'x'));
@@ -825,6 +831,12 @@ impl World {
     }
 
     /// `e`'s `T`, or `None` if `e` is not alive (stale, of another world) or has none. O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and no
+    /// value of `T` itself is stored: `get::<&Pos>` where `get::<Pos>` was meant (see
+    /// [`Component`]).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -886,6 +898,10 @@ impl World {
     }
 
     /// Whether `e` is alive and has a `T`. O(1).
+    ///
+    /// # Panics
+    ///
+    /// As [`get`](World::get), for a reference to or a tuple of held component types.
     ///
     /// ```
     /// struct Frozen;

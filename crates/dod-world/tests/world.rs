@@ -258,9 +258,9 @@ fn a_reference_or_tuple_of_component_types_is_refused_naming_the_type() {
     });
     assert!(msg.contains("`&world::Enemy`"), "{msg}");
     let msg = panic_message(|| {
-        let _ = world.spawn(((Pos(0.0), Vel(0.0)),));
+        let _ = world.get::<(&Pos, &Vel)>(e);
     });
-    assert!(msg.contains(tuple), "{msg}");
+    assert!(msg.contains(tuple) && msg.contains("World::take"), "{msg}");
     let msg = panic_message(|| {
         let _ = world.get::<(Enemy,)>(e);
     });
@@ -277,6 +277,14 @@ fn a_reference_or_tuple_of_component_types_is_refused_naming_the_type() {
     assert_eq!(world.get::<&str>(named), Some(&"grunt"));
     assert_eq!(world.get::<(u8, u16)>(named), Some(&(1, 2)));
     assert_eq!(world.get::<&u64>(named), None);
+    // Storing a reference or a tuple of held types registers it: from then on it is found
+    // like any other component, whatever the order the types came in.
+    static PROTO: Pos = Pos(9.0);
+    let fly = world.spawn((&PROTO, (Pos(1.0), Vel(1.0))));
+    assert_eq!(world.get::<&Pos>(fly), Some(&&PROTO));
+    assert_eq!(world.get::<(Pos, Vel)>(fly), Some(&(Pos(1.0), Vel(1.0))));
+    assert_eq!(world.get::<&Pos>(e), None);
+    assert!(!world.has::<(Pos, Vel)>(e));
     world.assert_invariants();
 }
 
