@@ -391,9 +391,21 @@ impl<K: TestKey + MaybeSerde> Model<K> {
             Op::Reserve(n) => {
                 // A refused reservation changes nothing (the model check follows).
                 assert!(self.map.try_reserve(usize::MAX).is_err());
-                let mut tried = self.map.clone();
-                assert!(tried.try_reserve(usize::from(n)).is_ok());
-                assert!(tried.capacity() >= tried.len() + usize::from(n));
+                // Either reservation holds the next `n` insertions: no array grows, the
+                // slots included (vacant slots kept back by `min_free` are not counted).
+                for fallible in [false, true] {
+                    let mut tried = self.map.clone();
+                    if fallible {
+                        assert!(tried.try_reserve(usize::from(n)).is_ok());
+                    } else {
+                        tried.reserve(usize::from(n));
+                    }
+                    let held = tried.memory_usage();
+                    for _ in 0..n {
+                        tried.insert(V { n: 0, me: None });
+                    }
+                    assert_eq!(tried.memory_usage(), held, "fallible: {fallible}");
+                }
                 self.map.reserve(usize::from(n));
                 assert!(self.map.capacity() >= self.map.len() + usize::from(n));
             }

@@ -322,7 +322,9 @@ impl<T, K: Key> HandleMap<T, K> {
         self.slots.len()
     }
 
-    /// Reserves room for at least `additional` more values. O(len) when it reallocates.
+    /// Reserves room for at least `additional` more values, and for the slots that name them
+    /// (the vacant slots beyond the [`min_free`](HandleMap::min_free) kept back are reused
+    /// first). O(len) when it reallocates.
     ///
     /// ```
     /// let mut map = dod::HandleMap::<u8>::new();
@@ -332,8 +334,14 @@ impl<T, K: Key> HandleMap<T, K> {
     pub fn reserve(&mut self, additional: usize) {
         self.values.reserve(additional);
         self.links.reserve(additional);
-        let vacant = self.free.len() as usize;
-        self.slots.reserve(additional.saturating_sub(vacant));
+        self.slots.reserve(self.new_slots_for(additional));
+    }
+
+    /// How many slots past the existing ones `additional` more values need: the vacant
+    /// slots beyond the `min_free` kept back are reused first.
+    fn new_slots_for(&self, additional: usize) -> usize {
+        let reusable = self.free.len().saturating_sub(self.free.min_free()) as usize;
+        additional.saturating_sub(reusable)
     }
 
     /// [`reserve`](HandleMap::reserve), or an error if the capacity would overflow or the
@@ -349,8 +357,7 @@ impl<T, K: Key> HandleMap<T, K> {
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
         self.values.try_reserve(additional)?;
         self.links.try_reserve(additional)?;
-        let vacant = self.free.len() as usize;
-        self.slots.try_reserve(additional.saturating_sub(vacant))
+        self.slots.try_reserve(self.new_slots_for(additional))
     }
 
     /// Releases unused capacity. The slots stay: each remembers its generation, which is what

@@ -542,7 +542,9 @@ impl<T, K: Key> Pool<T, K> {
     }
 
     /// [`reserve`](Pool::reserve), or an error if the capacity would overflow or the
-    /// allocator refuses; the pool is unchanged then. Complexity as `reserve`.
+    /// allocator refuses; the pool is unchanged then. Complexity as `reserve`. As `reserve`,
+    /// it reserves the slots: the alive flags, a bit per slot, grow with them a word per 64
+    /// slots.
     ///
     /// ```
     /// let mut pool = dod::Pool::<u8>::new();
