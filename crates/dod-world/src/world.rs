@@ -559,8 +559,10 @@ impl World {
     /// batch is written when this is called: as one run of appends per storage (as a bulk
     /// insert of an archetype or of shipyard does) for as many bundles as the room reserved
     /// for the size hint holds, the rest one at a time; the returned iterator only names the
-    /// entities. With a type of an owning group, every bundle is spawned when this is called,
-    /// one at a time. Otherwise bundles are spawned as the returned iterator is walked.
+    /// entities. With a type of an owning group or with an insert hook, every bundle is
+    /// spawned when this is called, one at a time as [`spawn`](World::spawn) does (each
+    /// entity enters its groups, and its hooks' commands are applied, before the next).
+    /// Otherwise bundles are spawned as the returned iterator is walked.
     /// Either way, bundles the iterator does not reach are spawned when it is dropped, unless
     /// a panic drops it: then they are dropped unspawned (an iterator that panicked is not
     /// called again), and the world holds exactly the entities spawned before.
@@ -806,8 +808,9 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `B` holds a type twice. If a remove hook panics: see
-    /// [`on_insert`](World::on_insert).
+    /// If `B` holds a type twice (whether or not `e` is alive). If a remove hook panics: the
+    /// bundle's components before the hook's and its own are dropped, the later ones stay
+    /// (see [`on_remove`](World::on_remove)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -818,6 +821,7 @@ impl World {
     /// ```
     #[track_caller]
     pub fn take<B: Bundle>(&mut self, e: Entity) -> Option<B> {
+        crate::bundle::check_distinct::<B>();
         self.flush();
         if !self.entities.is_alive(e) {
             return None;
@@ -1146,8 +1150,15 @@ impl World {
     }
 
     /// Calls `hook` with the entity and the value every time an entity loses a `T` (remove,
-    /// despawn, clear, replacement by insert), before the value is dropped; see
-    /// [`on_insert`](World::on_insert). Replaces the previous remove hook of `T`.
+    /// take, despawn, clear, replacement by insert), before the value is dropped; see
+    /// [`on_insert`](World::on_insert) for what the hook may do. Replaces the previous remove
+    /// hook of `T`.
+    ///
+    /// A hook that panics leaves the world valid, and the panic goes on to the caller of the
+    /// change. The value it was called with has left the storage already and is dropped (a
+    /// [`remove`](World::remove) so stopped returns nothing). A despawn or a clear still
+    /// removes every other component; a [`take`](World::take) stops there, the components
+    /// before it in the bundle dropped and the ones after it kept.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};

@@ -1115,3 +1115,57 @@ fn a_refiltered_query_is_a_new_run_and_sees_what_was_written_in_between() {
     w.query::<&mut Pos>().for_each(|p| p.0 += 1.0);
     assert_eq!(q.count(), 3);
 }
+
+#[test]
+fn take_is_all_or_nothing_through_groups_tags_and_tracking() {
+    let mut world = World::builder().group::<(Pos, Vel)>().build();
+    world.track::<Pos>();
+    let a = world.spawn((Pos(1.0), Vel(2.0), Frozen, Mass(3.0)));
+    let b = world.spawn((Pos(4.0), Vel(5.0)));
+    // A type no entity ever had, and one `a` lacks: nothing is taken.
+    struct Never;
+    assert!(world.take::<(Pos, Never)>(a).is_none());
+    assert!(world.take::<(Pos, Vel, Mass)>(b).is_none());
+    assert_eq!(world.get::<Pos>(b), Some(&Pos(4.0)));
+    // Out of the group, a tag in bits and a tracked type at once.
+    world.maintain();
+    assert_eq!(
+        world.take::<(Frozen, Pos, Vel)>(a),
+        Some((Frozen, Pos(1.0), Vel(2.0)))
+    );
+    assert!(!world.has::<Frozen>(a) && !world.has::<Pos>(a) && !world.has::<Vel>(a));
+    assert_eq!(world.get::<Mass>(a), Some(&Mass(3.0)));
+    assert_eq!(world.group_len::<Pos>(), Some(1));
+    assert_eq!(world.removed::<Pos>(), [a]);
+    assert_eq!(world.query::<(&Pos, &Vel)>().count(), 1);
+    world.assert_invariants();
+    // A dead entity takes nothing; a bundle that names a type twice panics all the same.
+    world.despawn(b);
+    assert!(world.take::<(Pos,)>(b).is_none());
+    let twice = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.take::<(Pos, Pos)>(b);
+    }));
+    assert!(twice.is_err());
+    world.assert_invariants();
+}
+
+#[test]
+fn a_take_whose_remove_hook_panics_keeps_the_later_components() {
+    let mut world = World::new();
+    world.on_remove::<Vel>(|_, _, _| panic!("no"));
+    let e = world.spawn((Pos(1.0), Vel(2.0), Mass(3.0)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.take::<(Pos, Vel, Mass)>(e);
+    }));
+    assert!(r.is_err());
+    // Before the hook's type and its own: gone; after it: kept. The world is valid.
+    assert_eq!(
+        (
+            world.has::<Pos>(e),
+            world.has::<Vel>(e),
+            world.get::<Mass>(e)
+        ),
+        (false, false, Some(&Mass(3.0)))
+    );
+    world.assert_invariants();
+}
