@@ -445,23 +445,42 @@ mod tests {
         let page_bytes = 128 * core::mem::size_of::<u64>();
         let pages: u32 = if cfg!(miri) { 40 } else { 3_000 };
         for stride in [1u32, 2, 3, 7, 8, 9, 64, 511, 512, 513, 65_536] {
-            let mut p = P::new();
-            for k in 1..=pages {
-                let Some(page) = k.checked_mul(stride) else {
-                    break;
-                };
-                let Some(index) = page.checked_mul(128) else {
-                    break;
-                };
-                p.alloc_page(index);
-                let bound = k as usize * (4 * page_bytes + 64) + 2 * TABLE_FLOOR;
-                assert!(
-                    p.memory_usage() <= bound,
-                    "stride {stride}, {k} pages: {} bytes held, bound {bound}",
-                    p.memory_usage()
-                );
+            let numbers: alloc::vec::Vec<u32> = (1..=pages)
+                .map_while(|k| k.checked_mul(stride)?.checked_mul(128))
+                .collect();
+            // Ascending, descending, and shuffled by a fixed multiplicative step.
+            let n = numbers.len();
+            let step = (0..)
+                .map(|s| 7919 + 2 * s)
+                .find(|s| gcd(*s, n) == 1)
+                .unwrap();
+            let orders: [alloc::vec::Vec<u32>; 3] = [
+                numbers.clone(),
+                numbers.iter().rev().copied().collect(),
+                (0..n).map(|i| numbers[i * step % n]).collect(),
+            ];
+            for (o, order) in orders.iter().enumerate() {
+                let mut p = P::new();
+                for (k, &index) in order.iter().enumerate() {
+                    p.alloc_page(index);
+                    let bound = (k + 1) * (4 * page_bytes + 64) + 2 * TABLE_FLOOR;
+                    assert!(
+                        p.memory_usage() <= bound,
+                        "stride {stride}, order {o}, {} pages: {} bytes held, bound {bound}",
+                        k + 1,
+                        p.memory_usage()
+                    );
+                }
+                p.check();
             }
-            p.check();
+        }
+    }
+
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
         }
     }
 

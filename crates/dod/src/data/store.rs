@@ -89,7 +89,7 @@ enum Plan {
 /// The slot table is paged like a [`SparseSet`](crate::SparseSet)'s: 8 bytes per slot in 1 KiB
 /// pages of 128 indices, allocated on first use, and a page table that grows only while it
 /// costs no more than the pages (a far index costs one page, and at most about 4 KiB with the
-/// table and the spare room of growth). Indices above
+/// table and the spare room of growth, plus 8 KiB once for the table's floor). Indices above
 /// [`max_index`](DataStore::max_index) are refused before anything is allocated, and
 /// [`try_insert`](DataStore::try_insert) reports a refused allocation instead of aborting.
 ///
@@ -1085,9 +1085,10 @@ impl<K: Key> DataStore<K> {
     /// the allocator's free lists and bits are rebuilt from the blocks in use.
     ///
     /// What the load allocates follows the input: slots far apart cost a 1 KiB page each, and
-    /// the slot table holds at most about 4 KiB per slot read (the pages, a page table that
-    /// grows only while it costs no more than the pages, and the spare room of both, which
-    /// grow by doubling); while the pages grow, their old buffer is held too. The load also
+    /// the slot table holds at most about 4 KiB per slot read, plus 8 KiB once (the pages, a
+    /// page table that grows only while it costs no more than the pages or 4 KiB, and the
+    /// spare room of both, which grow by doubling); while the pages grow, their old buffer is
+    /// held too. The load also
     /// keeps an entity index and a bit per 32 bytes of the buffer (about an eighth of its
     /// size). The store's [`max_index`](DataStore::max_index) is not saved: a loaded store
     /// has the default, and [`from_bytes_with_max_index`](DataStore::from_bytes_with_max_index)
