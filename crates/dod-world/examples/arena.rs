@@ -299,10 +299,7 @@ fn main() {
             world.data(e).and_then(|d| d.get_f32("stats.health"))
         );
         // The key names came through the save: a sheet is written back with them.
-        let as_json = |w: &World| {
-            w.data(e)
-                .map(|d| d.to_json(w.data_store().names()).unwrap())
-        };
+        let as_json = |w: &World| w.data(e).map(|d| d.to_json(w.data_names()).unwrap());
         assert_eq!(as_json(&loaded), as_json(&world));
         if let Some(text) = as_json(&loaded) {
             assert!(text.contains("\"health\""), "named keys: {text}");

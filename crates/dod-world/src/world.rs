@@ -1480,11 +1480,25 @@ impl World {
     /// let e = world.spawn(());
     /// world.insert_data(e, &sheet).unwrap();
     /// world.data_names_mut().extend_from(&names);
-    /// let json = world.data(e).unwrap().to_json(world.data_store().names()).unwrap();
+    /// let json = world.data(e).unwrap().to_json(world.data_names()).unwrap();
     /// assert_eq!(json, r#"{"stats":{"hp":5}}"#);
     /// ```
     pub fn data_names_mut(&mut self) -> &mut dod::data::KeyNames {
         self.data.names_mut()
+    }
+
+    /// The names of the data keys (see [`data_names_mut`](World::data_names_mut)), for
+    /// `to_json`. O(1).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// world.set_data(e, "stats.hp", 5.0).unwrap();
+    /// let json = world.data(e).unwrap().to_json(world.data_names()).unwrap();
+    /// assert_eq!(json, r#"{"stats":{"hp":5.0}}"#);
+    /// ```
+    pub fn data_names(&self) -> &dod::data::KeyNames {
+        self.data.names()
     }
 
     /// The per-entity data store (read-only): every entity's data in one buffer.
@@ -1963,6 +1977,19 @@ impl EntityMut<'_> {
     /// ```
     pub fn remove<T: Component>(&mut self) -> Option<T> {
         self.world.remove(self.e)
+    }
+
+    /// Takes every component of bundle `B` out if it has them all; otherwise `None` and
+    /// nothing is removed (see [`World::take`]).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn((1u8, 'x'));
+    /// assert_eq!(world.entity_mut(e).unwrap().take::<(u8, char)>(), Some((1, 'x')));
+    /// ```
+    #[track_caller]
+    pub fn take<B: Bundle>(&mut self) -> Option<B> {
+        self.world.take(self.e)
     }
 
     /// Despawns it.

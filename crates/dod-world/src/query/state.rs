@@ -91,6 +91,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// q.query(&mut world).for_each(|v| *v += 1);
     /// assert_eq!(world.get::<u32>(e), Some(&2));
     /// ```
+    #[track_caller]
     pub fn query<'w>(&'w mut self, world: &'w mut World) -> Query<'w, Q, F> {
         self.check_world(world.instance());
         world.prepare_tracked_run();
@@ -110,6 +111,7 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// let w = world.share();
     /// assert_eq!(q.query_shared(w).count(), 1);
     /// ```
+    #[track_caller]
     pub fn query_shared<'w>(&'w mut self, world: Shared<'w>) -> SharedQuery<'w, Q, F> {
         self.check_world(world.instance());
         world
