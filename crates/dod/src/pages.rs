@@ -443,8 +443,13 @@ mod tests {
     #[test]
     fn memory_stays_within_four_times_the_pages() {
         let page_bytes = 128 * core::mem::size_of::<u64>();
-        let pages: u32 = if cfg!(miri) { 40 } else { 3_000 };
-        for stride in [1u32, 2, 3, 7, 8, 9, 64, 511, 512, 513, 65_536] {
+        let pages: u32 = if cfg!(miri) { 12 } else { 3_000 };
+        let strides: &[u32] = if cfg!(miri) {
+            &[1, 9, 512, 65_536]
+        } else {
+            &[1, 2, 3, 7, 8, 9, 64, 511, 512, 513, 65_536]
+        };
+        for &stride in strides {
             let numbers: alloc::vec::Vec<u32> = (1..=pages)
                 .map_while(|k| k.checked_mul(stride)?.checked_mul(128))
                 .collect();
