@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cmp::Ordering as CmpOrdering;
 use core::fmt;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use dod::data::{DataKey, DataStore, DataView, PathKey, Value};
@@ -18,8 +18,9 @@ use crate::group::GroupError;
 use crate::query::{Query, QueryData, ReadOnlyQueryData, SharedQuery};
 use crate::storage::{Component, ComponentId, Components, Ctx, Tick};
 
-/// How many worlds this process has made.
-static WORLDS_MADE: AtomicU32 = AtomicU32::new(0);
+/// How many worlds this process has made: a world's number among them is its
+/// [`World::instance`], and picks its world id ([`world_id_of`]).
+static WORLDS_MADE: AtomicU64 = AtomicU64::new(0);
 
 /// Where this process's world ids start: drawn once, so that a world made here and one
 /// loaded from a save made by another process rarely share an id (were every process to start
@@ -38,15 +39,12 @@ fn first_world_id() -> u32 {
     })
 }
 
-/// The id a new world stamps into its entities: 1 ..= 0x7FFF, in turn from this process's
-/// start, so no two worlds of a process share one until 32 767 have been made.
-fn next_world_id() -> u16 {
-    let k = WORLDS_MADE.fetch_add(1, Ordering::Relaxed) % 0x7FFF;
+/// The id the world made `made`-th stamps into its entities: 1 ..= 0x7FFF, in turn from this
+/// process's start, so no two worlds of a process share one until 32 767 have been made.
+fn world_id_of(made: u64) -> u16 {
+    let k = (made % 0x7FFF) as u32;
     ((first_world_id() + k) % 0x7FFF) as u16 + 1
 }
-
-/// How many `World` values this process has made: each has its own [`World::instance`].
-static INSTANCES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 
 /// The default number of vacant entity slots kept back before one is reused.
 pub const DEFAULT_MIN_FREE: u32 = 1024;
@@ -263,15 +261,16 @@ impl WorldBuilder {
     /// assert!(err.to_string().contains("Vel"));
     /// ```
     pub fn try_build(self) -> Result<World, GroupError> {
+        let made = WORLDS_MADE.fetch_add(1, Ordering::Relaxed);
         let mut world = World {
-            entities: Entities::new(next_world_id(), self.min_free),
+            entities: Entities::new(world_id_of(made), self.min_free),
             components: Components::default(),
             data: DataStore::new(),
             tick: AtomicU32::new(1),
             clamped_at: 1,
             hook_commands: Commands::new(),
             in_hooks: false,
-            instance: INSTANCES.fetch_add(1, Ordering::Relaxed),
+            instance: made,
             #[cfg(feature = "serde")]
             saved: Default::default(),
         };
