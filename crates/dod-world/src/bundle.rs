@@ -97,8 +97,8 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     fn repeated_type() -> Option<&'static str>;
 
     /// Takes every component of the bundle out of live entity `e` if it has them all (each
-    /// leaves its group first, hooks record into `ctx`), else changes nothing; panics if the
-    /// bundle holds a type twice.
+    /// leaves its group first, hooks record into `ctx`), else changes nothing. The caller
+    /// has checked that the bundle holds no type twice (`check_distinct`).
     #[doc(hidden)]
     fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self>;
 }
@@ -251,9 +251,7 @@ macro_rules! tuple_bundle {
                 (0..$n).find(|&a| types[a + 1..].contains(&types[a])).map(|a| names[a])
             }
 
-            #[track_caller]
             fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self> {
-                check_distinct::<Self>();
                 // All or nothing: an unregistered type or a missing value takes nothing.
                 let ids: [ComponentId; $n] = [$(components.id::<$t>()?),+];
                 $(
