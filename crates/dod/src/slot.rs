@@ -466,6 +466,13 @@ impl FreeList {
         self.tail
     }
 
+    /// How many insertions in a row take a vacant slot before one needs a new slot: the
+    /// linked slots beyond the `min_free` kept back (while new slots can be made).
+    #[inline]
+    pub(crate) fn reusable(&self) -> u32 {
+        self.len.saturating_sub(self.min_free)
+    }
+
     /// Whether an insertion should take the oldest vacant slot rather than a new one: there
     /// are more than `min_free`, or there is one and the key type cannot address a new slot.
     #[inline]

@@ -340,8 +340,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// How many slots past the existing ones `additional` more values need: the vacant
     /// slots beyond the `min_free` kept back are reused first.
     fn new_slots_for(&self, additional: usize) -> usize {
-        let reusable = self.free.len().saturating_sub(self.free.min_free()) as usize;
-        additional.saturating_sub(reusable)
+        additional.saturating_sub(self.free.reusable() as usize)
     }
 
     /// [`reserve`](HandleMap::reserve), or an error if the capacity would overflow or the

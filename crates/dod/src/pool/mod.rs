@@ -559,7 +559,7 @@ impl<T, K: Key> Pool<T, K> {
     /// How many slots past the existing ones `additional` more items need.
     fn new_slots_for(&self, additional: usize) -> usize {
         let reusable = match self.reuse {
-            Reuse::Fifo => self.free.len().saturating_sub(self.free.min_free()) as usize,
+            Reuse::Fifo => self.free.reusable() as usize,
             // `blocked` is alive ∪ retired: the slots an insertion cannot use.
             Reuse::LowestFirst => {
                 self.slots.len() - self.blocked.as_ref().map_or(self.len, BitSet::count)
