@@ -13,6 +13,7 @@ use crate::error::{InsertError, InsertErrorKind};
 use crate::key::{Handle, Key};
 use crate::pages::Pages;
 use crate::slot::{Age, Tag};
+use crate::sparse_set::DEFAULT_MAX_INDEX;
 
 const MAGIC: [u8; 4] = *b"DODs";
 /// The store format's version: 2 lists the slots in use, by index (version 1 had a dense
@@ -177,7 +178,7 @@ impl<K: Key> DataStore<K> {
             buddy: Buddy::new(),
             slots: Pages::new(),
             len: 0,
-            max_index: u32::MAX - 1,
+            max_index: DEFAULT_MAX_INDEX,
             names: KeyNames::new(),
             _key: PhantomData,
         }
@@ -1105,7 +1106,7 @@ impl<K: Key> DataStore<K> {
     /// assert!(DataStore::<Handle>::from_bytes(&bytes).is_err());
     /// ```
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_max_index(bytes, u32::MAX - 1)
+        Self::from_bytes_with_max_index(bytes, DEFAULT_MAX_INDEX)
     }
 
     /// [`from_bytes`](DataStore::from_bytes) for bytes whose entity indices must not exceed
