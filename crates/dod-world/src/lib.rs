@@ -82,7 +82,7 @@ pub use entity::{Entities, Entity};
 pub use error::{NoSuchEntity, SingleError};
 pub use group::{GroupError, MAX_OWNED};
 pub use query::{
-    Added, Changed, Query, QueryData, QueryFilter, QueryIntoIter, QueryIter, QueryState,
+    Added, Changed, Has, Or, Query, QueryData, QueryFilter, QueryIntoIter, QueryIter, QueryState,
     ReadOnlyQueryData, SharedQuery, SliceData, With, Without,
 };
 pub use storage::{Component, ComponentId, Tick};

@@ -55,8 +55,8 @@ use std::sync::Arc;
 use dod::data::{DataComponent, OwnedValue};
 use dod::Key;
 use dod_world::{
-    Added, Bundle, Changed, Commands, Component, Entities, Entity, GroupError, NoSuchEntity,
-    QueryState, SingleError, Tick, With, Without, World, WorldBuilder,
+    Added, Bundle, Changed, Commands, Component, Entities, Entity, GroupError, Has, NoSuchEntity,
+    Or, QueryState, SingleError, Tick, With, Without, World, WorldBuilder,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -417,9 +417,10 @@ struct States {
     t1_changed: QueryState<Entity, (Changed<T1>, With<A>)>,
     t2g_added: QueryState<(Entity, &'static T2, &'static G), (Added<G>, Changed<A>)>,
     b_changed: QueryState<(Entity, &'static mut B), (Changed<B>, Added<C>)>,
+    a_or_c: QueryState<(Entity, &'static A, Has<T1>), Or<(Changed<A>, Added<C>)>>,
 }
 
-const STATES: usize = 8;
+const STATES: usize = 9;
 
 // --- bundles of any set of the types --------------------------------------------------------
 
@@ -996,14 +997,20 @@ impl Model {
         };
     }
 
-    /// Whether kept state `i` sees `e` through the change filters `filters` (kind, added).
-    fn fresh(&self, i: usize, e: Entity, filters: &[(Kind, bool)]) -> bool {
+    /// Whether kept state `i` sees `e` through the change filters `filters` (kind, added):
+    /// all of them, or one of them (`any`, an `Or`).
+    fn fresh(&self, i: usize, e: Entity, filters: &[(Kind, bool)], any: bool) -> bool {
         let s = &self.states[i];
+        let seen = |&(k, added): &(Kind, bool)| {
+            let set = if added { &s.added } else { &s.changed };
+            set[k as usize].contains(&e)
+        };
         !s.ran
-            || filters.iter().all(|&(k, added)| {
-                let set = if added { &s.added } else { &s.changed };
-                set[k as usize].contains(&e)
-            })
+            || if any {
+                filters.iter().any(seen)
+            } else {
+                filters.iter().all(seen)
+            }
     }
 
     /// The counter jumped by more than `Tick::MAX_AGE`: every change before is too old to be
@@ -1265,9 +1272,22 @@ macro_rules! mut_query {
 /// change filters) that the state has not seen; then the state has seen everything, and its
 /// writes (`$write`, for each entity visited) are recorded for the other states.
 macro_rules! state_run {
+    // The change filters all hold.
     ($h:ident, $i:expr, $form:expr, $target:expr, $field:ident, [$(($k:expr, $added:expr)),*],
-     |$pat:pat_param| $item:expr, $want:expr, $write:expr) => {{
+     |$pat:pat_param| $item:expr, $want:expr, $write:expr) => {
+        state_run!(@ false; $h, $i, $form, $target, $field, [$(($k, $added)),*],
+            |$pat| $item, $want, $write)
+    };
+    // One of the change filters holds (an `Or` of them).
+    ($h:ident, $i:expr, $form:expr, $target:expr, $field:ident, or [$(($k:expr, $added:expr)),*],
+     |$pat:pat_param| $item:expr, $want:expr, $write:expr) => {
+        state_run!(@ true; $h, $i, $form, $target, $field, [$(($k, $added)),*],
+            |$pat| $item, $want, $write)
+    };
+    (@ $any:expr; $h:ident, $i:expr, $form:expr, $target:expr, $field:ident,
+     [$(($k:expr, $added:expr)),*], |$pat:pat_param| $item:expr, $want:expr, $write:expr) => {{
         let i: usize = $i;
+        let any: bool = $any;
         let filters: &[(Kind, bool)] = &[$(($k, $added)),*];
         if filters.iter().all(|&(k, _)| $h.m.cfg.tracked[k as usize]) {
             let want_of = $want;
@@ -1283,11 +1303,11 @@ macro_rules! state_run {
             let want: Vec<(Entity, _)> = if form == 4 {
                 probe
                     .iter()
-                    .filter(|&&e| m.alive(e) && m.fresh(i, e, filters))
+                    .filter(|&&e| m.alive(e) && m.fresh(i, e, filters, any))
                     .filter_map(|&e| want_of(&*m, e).map(|r| (e, r)))
                     .collect()
             } else if form == 3 {
-                if m.alive(target) && m.fresh(i, target, filters) {
+                if m.alive(target) && m.fresh(i, target, filters, any) {
                     want_of(&*m, target).map(|r| (target, r)).into_iter().collect()
                 } else {
                     Vec::new()
@@ -1295,7 +1315,7 @@ macro_rules! state_run {
             } else {
                 m.live
                     .keys()
-                    .filter(|&&e| m.fresh(i, e, filters))
+                    .filter(|&&e| m.fresh(i, e, filters, any))
                     .filter_map(|&e| want_of(&*m, e).map(|r| (e, r)))
                     .collect()
             };
@@ -1711,7 +1731,8 @@ impl Harness {
                     4 => s.ac_mut_changed = QueryState::new(),
                     5 => s.t1_changed = QueryState::new(),
                     6 => s.t2g_added = QueryState::new(),
-                    _ => s.b_changed = QueryState::new(),
+                    7 => s.b_changed = QueryState::new(),
+                    _ => s.a_or_c = QueryState::new(),
                 }
                 self.m.states[i] = StateRecord::default();
             }
@@ -2348,7 +2369,7 @@ impl Harness {
                 |m: &Model, e| (m.has::<T2>(e) && m.has::<G>(e) && m.has::<A>(e)).then_some(()),
                 |_: &mut Model, _| {}
             ),
-            _ => state_run!(
+            7 => state_run!(
                 self,
                 7,
                 form,
@@ -2365,6 +2386,17 @@ impl Harness {
                     m.has::<C>(e).then_some(b)
                 },
                 |m: &mut Model, e| bump_b(m.get_mut::<B>(e).unwrap())
+            ),
+            _ => state_run!(
+                self,
+                8,
+                form,
+                target,
+                a_or_c,
+                or [(Kind::A, false), (Kind::C, true)],
+                |(e, a, t1)| (e, (a.0, t1)),
+                |m: &Model, e| Some((*m.get::<A>(e)?, m.has::<T1>(e))),
+                |_: &mut Model, _| {}
             ),
         }
     }
@@ -2819,6 +2851,19 @@ fn check_world(
     read_query!(world, m, probe, (step + 12) % 3, (Entity, &B, &C), [.without::<T1>()],
         |(e, b, c)| (e, (b.0.clone(), c.v)),
         |e| (!m.has::<T1>(e)).then(|| Some((m.get::<B>(e).cloned()?, *m.get::<C>(e)?))).flatten());
+    // `Has` and `Or`: a group's types inside an `Or` must not make the group drive.
+    read_query!(world, m, probe, (step + 13) % 3, (Entity, &A, Has<C>, Has<T1>),
+        [.filter::<Or<(With<C>, (With<T2>, Without<G>))>>()],
+        |(e, a, c, t1)| (e, (a.0, c, t1)),
+        |e| (m.has::<C>(e) || (m.has::<T2>(e) && !m.has::<G>(e)))
+            .then(|| m.get::<A>(e).map(|&a| (a, m.has::<C>(e), m.has::<T1>(e))))
+            .flatten());
+    read_query!(world, m, probe, (step + 14) % 3, (Entity, Has<B>), [.filter::<Or<(With<T1>, Without<A>)>>()],
+        |(e, b)| (e, b),
+        |e| (m.has::<T1>(e) || !m.has::<A>(e)).then(|| m.has::<B>(e)));
+    read_query!(world, m, probe, (step + 15) % 3, (Entity, Has<G>), [.with::<A>().filter::<Or<(With<G>,)>>()],
+        |(e, g)| (e, g),
+        |e| (m.has::<A>(e) && m.has::<G>(e)).then_some(true));
 }
 
 /// A world loaded from unknown bytes: valid, every entity's components agree across the

@@ -1,5 +1,5 @@
 //! [`QueryData`]: what a query hands out per entity (`Entity`, `&T`, `&mut T`, `Option<..>`,
-//! tuples), and how each element finds its value.
+//! [`Has<T>`], tuples), and how each element finds its value.
 //!
 //! Each element *prepares* once per query run (finds its storage, takes raw pointers into its
 //! dense values), *offers* itself as the driver (the smallest required storage), and then
@@ -10,6 +10,7 @@ use dod::sparse_set::SparseView;
 use dod::BitSet;
 
 use super::access::{Access, Accesses, Kind};
+use super::filter::{presence, Presence};
 use crate::entity::{Entities, Entity};
 use crate::storage::{tag_mut, tag_ref, Component, ComponentId, Storage, Tick};
 use crate::World;
@@ -57,7 +58,7 @@ pub(crate) fn offer<'w>(
 }
 
 /// What a query hands out for each entity: [`Entity`], `&T`, `&mut T`, `Option<&T>`,
-/// `Option<&mut T>`, and tuples of up to 12 of them.
+/// `Option<&mut T>`, [`Has<T>`], and tuples of up to 12 of them.
 ///
 /// # Safety
 ///
@@ -699,6 +700,92 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
 // SAFETY: reads only if `Q` does.
 #[allow(unsafe_code)]
 unsafe impl<Q: ReadOnlyQueryData> ReadOnlyQueryData for Option<Q> {}
+
+// --- Has<T> ---------------------------------------------------------------------------------
+
+/// Whether the entity has a `T`, as a `bool` item, without borrowing the value: a query over
+/// entities with and without `T` that only needs to know which (`Option<&T>` would borrow the
+/// values; a `Has` reads only which entities are in the storage, as a filter does).
+///
+/// ```
+/// use dod_world::{Entity, Has, World};
+/// struct Stunned;
+/// let mut world = World::new();
+/// let a = world.spawn((1u8, Stunned));
+/// let b = world.spawn((2u8,));
+/// let mut seen: Vec<(Entity, bool)> = world.query::<(Entity, Has<Stunned>)>().iter().collect();
+/// seen.sort();
+/// assert_eq!(seen, [(a, true), (b, false)]);
+/// ```
+pub struct Has<T>(core::marker::PhantomData<fn() -> T>);
+
+// SAFETY: reads only the sparse side of `T`'s storage, declared as a filter's access.
+#[allow(unsafe_code)]
+unsafe impl<T: Component> QueryData for Has<T> {
+    type Item<'w> = bool;
+    // `None`: the world has never stored a `T`.
+    type State<'w> = Option<Presence<'w>>;
+
+    fn access(world: &World, out: &mut Accesses) {
+        Access::push::<T>(world, Kind::Filter, false, out);
+    }
+
+    unsafe fn prepare<'w>(
+        world: &'w World,
+        _: RunTicks,
+        ids: &mut &[Access],
+    ) -> Option<Self::State<'w>> {
+        Some(Access::take(ids).map(|id| presence::<T>(world, id)))
+    }
+
+    #[inline]
+    fn offer<'w>(_: &Self::State<'w>, _: &mut Option<Candidate<'w>>) {
+        // Matches every entity: never drives.
+    }
+
+    #[inline]
+    fn choose(_: &mut Self::State<'_>, _: &[ComponentId]) {}
+
+    #[inline]
+    unsafe fn fetch<'w>(state: &Self::State<'w>, index: u32, _: usize) -> Option<Self::Item<'w>> {
+        Some(state.as_ref().is_some_and(|p| p.contains(index)))
+    }
+
+    #[inline]
+    fn has(_: &Self::State<'_>, _: u32, _: usize) -> bool {
+        true
+    }
+
+    #[inline]
+    fn marks(_: &Self::State<'_>) -> bool {
+        false
+    }
+
+    #[inline]
+    fn shrink<'long: 'short, 'short>(item: bool) -> bool {
+        item
+    }
+
+    #[inline]
+    fn walked(_: &Self::State<'_>) -> bool {
+        // Looks entities up by index: any position serves.
+        true
+    }
+
+    #[inline]
+    fn aligned(_: &Self::State<'_>, _: &[u32], _: core::ops::Range<usize>) -> bool {
+        true
+    }
+
+    #[inline]
+    unsafe fn fetch_aligned<'w>(state: &Self::State<'w>, index: u32, _: usize) -> Self::Item<'w> {
+        state.as_ref().is_some_and(|p| p.contains(index))
+    }
+}
+
+// SAFETY: declares only a filter's access.
+#[allow(unsafe_code)]
+unsafe impl<T: Component> ReadOnlyQueryData for Has<T> {}
 
 // --- tuples ---------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 //! [`QueryFilter`]: conditions on components a query does not hand out: [`With`],
-//! [`Without`], and tuples of them.
+//! [`Without`], [`Added`], [`Changed`], tuples of them (all must hold) and [`Or`] of them (one
+//! must).
 
 use core::marker::PhantomData;
 
@@ -55,7 +56,7 @@ pub enum Presence<'w> {
 
 impl Presence<'_> {
     #[inline]
-    fn contains(&self, index: u32) -> bool {
+    pub(super) fn contains(&self, index: u32) -> bool {
         match self {
             Presence::Set(_, s) => s.contains(index),
             Presence::Tag(_, b, _) => b.contains(index),
@@ -64,7 +65,7 @@ impl Presence<'_> {
 }
 
 /// The presence of `T`, whose id is `id`, in `world`.
-fn presence<T: Component>(world: &World, id: ComponentId) -> Presence<'_> {
+pub(super) fn presence<T: Component>(world: &World, id: ComponentId) -> Presence<'_> {
     let storage: &Storage<T> = world.components().columns[id.index()].storage();
     if storage.in_bits {
         Presence::Tag(id, &storage.tags, storage.tag_count)
@@ -555,3 +556,126 @@ tuple_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
 tuple_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
 tuple_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
 tuple_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// Keeps the entities that meet at least one filter of a tuple: `Or<(With<A>, With<B>)>`,
+/// `Or<(Changed<A>, Changed<B>)>`, `Or<(With<A>, (With<B>, Without<C>))>`. Added to a query
+/// with [`Query::filter`](crate::Query::filter), or named in a
+/// [`QueryState`](crate::QueryState)'s type.
+///
+/// An `Or` never drives a query (it can hold entities that none of its storages list
+/// alone), and its types do not count as required when a query looks for a group to walk:
+/// a query made only of an `Or` walks the smallest storage its data requires, or every
+/// entity. A type the world has never stored matches nothing, and so does its `With` or
+/// change filter inside the `Or`; a `Without` of it matches every entity.
+///
+/// ```
+/// use dod_world::{Or, With, World};
+/// struct Burning;
+/// struct Frozen;
+/// let mut world = World::new();
+/// world.spawn((1u8, Burning));
+/// world.spawn((2u8, Frozen));
+/// world.spawn((3u8,));
+/// let mut hurt: Vec<u8> = world
+///     .query::<&u8>()
+///     .filter::<Or<(With<Burning>, With<Frozen>)>>()
+///     .iter()
+///     .copied()
+///     .collect();
+/// hurt.sort();
+/// assert_eq!(hurt, [1, 2]);
+/// ```
+pub struct Or<F>(PhantomData<fn() -> F>);
+
+macro_rules! or_filter {
+    ($($f:ident $i:tt),*) => {
+        // SAFETY: the union of the filters' declared accesses, each used only through its own
+        // filter.
+        #[allow(unsafe_code, unused_unsafe)]
+        unsafe impl<$($f: QueryFilter),*> QueryFilter for Or<($($f,)*)> {
+            // A filter whose storage does not exist matches nothing: `None`.
+            type State<'w> = ($(Option<$f::State<'w>>,)*);
+
+            fn access(world: &World, out: &mut Accesses) {
+                let from = out.len();
+                $($f::access(world, out);)*
+                // No type of an `Or` is on every entity it keeps: none may pick a group.
+                for a in &mut out[from..] {
+                    a.required = false;
+                }
+            }
+
+            #[track_caller]
+            fn prepare<'w>(
+                world: &'w World,
+                ticks: RunTicks,
+                ids: &mut &[Access],
+            ) -> Option<Self::State<'w>> {
+                let states = ($($f::prepare(world, ticks, ids),)*);
+                if true $(&& states.$i.is_none())* {
+                    // No filter can match: nor can the `Or`.
+                    return None;
+                }
+                Some(states)
+            }
+
+            #[inline]
+            fn offer<'w>(_: &Self::State<'w>, _: &mut Option<Candidate<'w>>) {}
+
+            #[inline]
+            fn choose(state: &mut Self::State<'_>, driving: &[ComponentId]) {
+                $(if let Some(s) = &mut state.$i {
+                    $f::choose(s, driving);
+                })*
+            }
+
+            #[inline]
+            fn matches(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+                false $(|| state.$i.as_ref().is_some_and(|s| $f::matches(s, index, pos)))*
+            }
+
+            #[inline]
+            fn walked(state: &Self::State<'_>) -> bool {
+                true $(&& state.$i.as_ref().is_none_or($f::walked))*
+            }
+
+            #[inline]
+            fn aligned(
+                state: &Self::State<'_>,
+                indices: &[u32],
+                range: core::ops::Range<usize>,
+            ) -> bool {
+                true $(&& state.$i.as_ref().is_none_or(|s| $f::aligned(s, indices, range.clone())))*
+            }
+
+            #[inline]
+            unsafe fn matches_aligned(state: &Self::State<'_>, index: u32, pos: usize) -> bool {
+                // SAFETY: every filter that exists is aligned at `pos` (`aligned` and `walked`
+                // asked them all), so the caller's contract holds for each.
+                false $(|| state.$i.as_ref().is_some_and(|s| unsafe { $f::matches_aligned(s, index, pos) }))*
+            }
+
+            // A run can be ruled out when every filter can rule it out.
+            const REJECTS_RUNS: bool = true $(&& $f::REJECTS_RUNS)*;
+
+            #[inline]
+            unsafe fn rejects_aligned(
+                state: &Self::State<'_>,
+                range: core::ops::Range<usize>,
+            ) -> bool {
+                // SAFETY: as in `matches_aligned`, for every position of `range`. Only asked
+                // when `REJECTS_RUNS`: then every filter can answer.
+                true $(&& state.$i.as_ref().is_none_or(|s| unsafe { $f::rejects_aligned(s, range.clone()) }))*
+            }
+        }
+    };
+}
+
+or_filter!(A 0);
+or_filter!(A 0, B 1);
+or_filter!(A 0, B 1, C 2);
+or_filter!(A 0, B 1, C 2, D 3);
+or_filter!(A 0, B 1, C 2, D 3, E 4);
+or_filter!(A 0, B 1, C 2, D 3, E 4, F 5);
+or_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+or_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);

@@ -35,8 +35,8 @@ use smallvec::SmallVec;
 
 use crate::storage::{ComponentId, Tick};
 use data::{Driver, RunTicks};
-pub use data::{QueryData, ReadOnlyQueryData};
-pub use filter::{Added, Changed, QueryFilter, With, Without};
+pub use data::{Has, QueryData, ReadOnlyQueryData};
+pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
 pub use slices::SliceData;
 pub use state::QueryState;
 
@@ -356,6 +356,33 @@ where
     /// assert_eq!(v, [2]);
     /// ```
     pub fn without<T: crate::Component>(self) -> Query<'w, Q, (F, Without<T>), SHARED> {
+        self.refilter()
+    }
+
+    /// The query, keeping only entities that also pass the filter `G`: any [`QueryFilter`],
+    /// such as an [`Or`] of others, or a change filter (which answers relative to the query's
+    /// last run: use a [`QueryState`] to keep one).
+    ///
+    /// ```
+    /// use dod_world::{Or, With, Without, World};
+    /// struct Player;
+    /// struct Ally;
+    /// struct Dead;
+    /// let mut world = World::new();
+    /// world.spawn((1u8, Player));
+    /// world.spawn((2u8, Ally, Dead));
+    /// world.spawn((3u8, Ally));
+    /// world.spawn((4u8,));
+    /// let mut friends: Vec<u8> = world
+    ///     .query::<&u8>()
+    ///     .filter::<(Or<(With<Player>, With<Ally>)>, Without<Dead>)>()
+    ///     .iter()
+    ///     .copied()
+    ///     .collect();
+    /// friends.sort();
+    /// assert_eq!(friends, [1, 3]);
+    /// ```
+    pub fn filter<G: QueryFilter>(self) -> Query<'w, Q, (F, G), SHARED> {
         self.refilter()
     }
 
