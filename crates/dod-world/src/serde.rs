@@ -27,7 +27,9 @@ use core::marker::PhantomData;
 
 use dod::data::{DataStore, KeyNames};
 use dod::slot::Tag;
-use serde::de::{self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor,
+};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 
 use crate::entity::{Entities, Entity};
@@ -308,60 +310,91 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         f.write_str("a saved dod_world::World")
     }
 
-    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<World, A::Error> {
-        let mut world_id: Option<u16> = None;
-        let mut min_free: Option<u32> = None;
-        let mut slots: Option<Vec<u32>> = None;
-        let mut free: Option<Vec<u32>> = None;
-        let mut components: Option<Vec<(StoreFn, Pending)>> = None;
-        let mut data: Option<Option<Vec<u8>>> = None;
-        let mut names: Option<Vec<Vec<String>>> = None;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<World, A::Error> {
+        let mut f = Fields::default();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
-                "world_id" => set_once(&mut world_id, &key, map.next_value()?)?,
-                "min_free" => set_once(&mut min_free, &key, map.next_value()?)?,
-                "slots" => set_once(&mut slots, &key, map.next_value()?)?,
-                "free" => set_once(&mut free, &key, map.next_value()?)?,
-                "data" => set_once(&mut data, &key, map.next_value()?)?,
-                "data_names" => set_once(&mut names, &key, map.next_value()?)?,
+                "world_id" => set_once(&mut f.world_id, &key, map.next_value()?)?,
+                "min_free" => set_once(&mut f.min_free, &key, map.next_value()?)?,
+                "slots" => set_once(&mut f.slots, &key, map.next_value()?)?,
+                "free" => set_once(&mut f.free, &key, map.next_value()?)?,
+                "data" => set_once(&mut f.data, &key, map.next_value()?)?,
+                "data_names" => set_once(&mut f.names, &key, map.next_value()?)?,
                 "components" => {
-                    if components.is_some() {
+                    if f.components.is_some() {
                         return Err(de::Error::duplicate_field("components"));
                     }
-                    components = Some(map.next_value_seed(ComponentsSeed(&self.world))?);
+                    f.components = Some(map.next_value_seed(ComponentsSeed(&self.world))?);
                 }
                 other => return Err(de::Error::unknown_field(other, FIELDS)),
             }
         }
-        let world_id = world_id.ok_or_else(|| de::Error::missing_field("world_id"))?;
-        let min_free = min_free.ok_or_else(|| de::Error::missing_field("min_free"))?;
-        let slots = slots.ok_or_else(|| de::Error::missing_field("slots"))?;
-        let free = free.ok_or_else(|| de::Error::missing_field("free"))?;
+        self.finish(f)
+    }
+
+    /// A struct as formats that are not self-describing (postcard, bincode) give it:
+    /// its fields in order, as [`Serialize`] writes them; `data_names` may be missing.
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<World, A::Error> {
+        let missing = |at: usize| de::Error::invalid_length(at, &"the fields of a saved world");
+        let f = Fields {
+            world_id: Some(seq.next_element()?.ok_or_else(|| missing(0))?),
+            min_free: Some(seq.next_element()?.ok_or_else(|| missing(1))?),
+            slots: Some(seq.next_element()?.ok_or_else(|| missing(2))?),
+            free: Some(seq.next_element()?.ok_or_else(|| missing(3))?),
+            components: Some(
+                seq.next_element_seed(ComponentsSeed(&self.world))?
+                    .ok_or_else(|| missing(4))?,
+            ),
+            data: Some(seq.next_element()?.ok_or_else(|| missing(5))?),
+            names: seq.next_element()?,
+        };
+        self.finish(f)
+    }
+}
+
+/// The fields of a saved world as read, each `None` until seen.
+#[derive(Default)]
+struct Fields {
+    world_id: Option<u16>,
+    min_free: Option<u32>,
+    slots: Option<Vec<u32>>,
+    free: Option<Vec<u32>>,
+    components: Option<Vec<(StoreFn, Pending)>>,
+    data: Option<Option<Vec<u8>>>,
+    names: Option<Vec<Vec<String>>>,
+}
+
+impl WorldVisitor<'_> {
+    /// Builds the loaded world from its fields, checking every one.
+    fn finish<E: de::Error>(mut self, f: Fields) -> Result<World, E> {
+        let world_id = f.world_id.ok_or_else(|| E::missing_field("world_id"))?;
+        let min_free = f.min_free.ok_or_else(|| E::missing_field("min_free"))?;
+        let slots = f.slots.ok_or_else(|| E::missing_field("slots"))?;
+        let free = f.free.ok_or_else(|| E::missing_field("free"))?;
         if world_id == 0 || world_id > 0x7FFF {
-            return Err(de::Error::custom("world id out of range (1 ..= 32767)"));
+            return Err(E::custom("world id out of range (1 ..= 32767)"));
         }
         let tags = slots.into_iter().map(Tag::from_bits).collect();
-        let entities =
-            Entities::from_parts(world_id, min_free, tags, free).map_err(de::Error::custom)?;
+        let entities = Entities::from_parts(world_id, min_free, tags, free).map_err(E::custom)?;
         self.world.set_entities(entities);
-        for (store, pending) in components.unwrap_or_default() {
-            store(&mut self.world, pending).map_err(de::Error::custom)?;
+        for (store, pending) in f.components.unwrap_or_default() {
+            store(&mut self.world, pending).map_err(E::custom)?;
         }
-        let mut store = match data {
+        let mut store = match f.data {
             Some(Some(bytes)) => {
-                let loaded = DataStore::<Entity>::from_bytes(&bytes).map_err(de::Error::custom)?;
-                live_data(&loaded).map_err(de::Error::custom)?
+                let loaded = DataStore::<Entity>::from_bytes(&bytes).map_err(E::custom)?;
+                live_data(&loaded).map_err(E::custom)?
             }
             _ => DataStore::new(),
         };
-        for path in names.unwrap_or_default() {
+        for path in f.names.unwrap_or_default() {
             store
                 .names_mut()
                 .register_segments(&path)
-                .map_err(de::Error::custom)?;
+                .map_err(E::custom)?;
         }
         self.world.set_data_store(store);
-        self.world.check_loaded().map_err(de::Error::custom)?;
+        self.world.check_loaded().map_err(E::custom)?;
         Ok(self.world)
     }
 }

@@ -1425,6 +1425,13 @@ fn expect_planned<T: Debug>(r: std::thread::Result<T>) {
     assert!(msg.contains(PLANNED), "another panic: {msg:?}");
 }
 
+/// A saved world, in a self-describing format or not.
+#[cfg(any(feature = "serde", fuzzing))]
+enum Saved {
+    Json(String),
+    Postcard(Vec<u8>),
+}
+
 /// A world that saves every test type, with nothing else set up.
 #[cfg_attr(not(feature = "serde"), allow(dead_code))]
 fn new_world(min_free: u32) -> World {
@@ -2001,24 +2008,33 @@ impl Harness {
     /// entity as the original.
     #[cfg(any(feature = "serde", fuzzing))]
     fn save_load(&mut self, how: u8, bun: Bun) {
-        let json = serde_json::to_string(&self.world).expect("a world saves");
-        match how % 3 {
+        // JSON, or postcard (a format that is not self-describing: a struct is a sequence).
+        let saved = if how & 0x80 == 0 {
+            Saved::Json(serde_json::to_string(&self.world).expect("a world saves"))
+        } else {
+            Saved::Postcard(postcard::to_allocvec(&self.world).expect("a world saves"))
+        };
+        let load = |w: &mut World| match &saved {
+            Saved::Json(s) => w
+                .load(&mut serde_json::Deserializer::from_str(s))
+                .map_err(|e| e.to_string()),
+            Saved::Postcard(b) => w
+                .load(&mut postcard::Deserializer::from_bytes(b))
+                .map_err(|e| e.to_string()),
+        };
+        match (how & 0x7F) % 3 {
             2 => {
                 // In place: the old contents are dropped, the saved ones come back.
                 // The world keeps its groups, tracking and hooks: no hook runs, every value is
                 // new, no removal is listed.
-                self.world
-                    .load(&mut serde_json::Deserializer::from_str(&json))
-                    .expect("a saved world loads");
+                load(&mut self.world).expect("a saved world loads");
                 self.m.loaded();
                 let e = with_bundle(bun, SpawnSink(&mut self.world, bun));
                 assert_eq!(e, self.m.spawn(bun));
             }
             how => {
                 let (mut loaded, log) = configured_world(0, &self.m.cfg);
-                loaded
-                    .load(&mut serde_json::Deserializer::from_str(&json))
-                    .expect("a saved world loads");
+                load(&mut loaded).expect("a saved world loads");
                 check_world(&mut loaded, &self.m, &self.foreign, None, how.into(), None);
                 let a = with_bundle(bun, SpawnSink(&mut self.world, bun));
                 let b = with_bundle(bun, SpawnSink(&mut loaded, bun));

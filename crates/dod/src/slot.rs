@@ -531,21 +531,12 @@ impl FreeList {
     }
 
     /// The linked slots, oldest first (for serialisation and invariant checks).
-    pub(crate) fn iter<'a, L: Links + ?Sized>(
-        &self,
-        links: &'a L,
-    ) -> impl Iterator<Item = u32> + 'a {
-        let mut at = self.head;
-        let mut left = self.len;
-        core::iter::from_fn(move || {
-            if left == 0 {
-                return None;
-            }
-            let i = at;
-            at = links.next(i);
-            left -= 1;
-            Some(i)
-        })
+    pub(crate) fn iter<'a, L: Links + ?Sized>(&self, links: &'a L) -> FreeIter<'a, L> {
+        FreeIter {
+            links,
+            at: self.head,
+            left: self.len,
+        }
     }
 
     /// Checks the list against the slots it links: `len` entries from `head` ending at
@@ -575,6 +566,36 @@ impl FreeList {
         }
     }
 }
+
+/// The vacant slots of a [`FreeList`], oldest first; its length is known, so that a format
+/// that writes a sequence's length first (postcard, bincode) can save it.
+pub(crate) struct FreeIter<'a, L: ?Sized> {
+    links: &'a L,
+    at: u32,
+    left: u32,
+}
+
+impl<L: Links + ?Sized> Iterator for FreeIter<'_, L> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.left == 0 {
+            return None;
+        }
+        let i = self.at;
+        self.at = self.links.next(i);
+        self.left -= 1;
+        Some(i)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl<L: Links + ?Sized> ExactSizeIterator for FreeIter<'_, L> {}
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use core::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::ser::{Serialize, SerializeSeq, SerializeStruct, Serializer};
 
 use super::{Entry, Pool, Reuse};
 use crate::bits::BitSet;
@@ -44,7 +44,14 @@ struct Items<'a, T, K: Key>(&'a Pool<T, K>);
 impl<T: Serialize, K: Key> Serialize for Items<'_, T, K> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let pool = self.0;
-        s.collect_seq(pool.alive.iter().filter_map(|i| Some((i, pool.get_at(i)?))))
+        // The length first, for formats that write it before the elements.
+        let mut seq = s.serialize_seq(Some(pool.len()))?;
+        for i in pool.alive.iter() {
+            if let Some(v) = pool.get_at(i) {
+                seq.serialize_element(&(i, v))?;
+            }
+        }
+        seq.end()
     }
 }
 
