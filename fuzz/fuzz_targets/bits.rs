@@ -128,6 +128,14 @@ fn check(s: &BitSet, model: &Model, other: &BitSet, mo: &BTreeSet<u32>) {
     assert!((s ^ other).blocks().eq(s.xor(other).blocks()));
     assert!((!s).blocks().eq(s.not().blocks()));
     assert!((!(s | other)).blocks().eq(s.or(other).not().blocks()));
+    // A complement inside an expression holds every index its set does not, whatever the
+    // universes; read whole, the expression stops at the larger universe.
+    assert!((s & !other).iter().eq(m.difference(mo).copied()));
+    assert!((!s & other).iter().eq(mo.difference(m).copied()));
+    let big = u.max(other.universe());
+    assert_eq!((s | !other).count(), big - mo.difference(m).count());
+    assert_eq!((!s & !other).count(), big - m.union(mo).count());
+    assert!((!s ^ !other).iter().eq(m.symmetric_difference(mo).copied()));
     // Subset, superset, disjoint, on sets and on expressions.
     assert_eq!(s.is_subset(other), m.is_subset(mo));
     assert_eq!(s.is_superset(other), m.is_superset(mo));

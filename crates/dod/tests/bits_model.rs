@@ -358,10 +358,100 @@ fn check_exprs(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u32>) {
     );
     assert_eq!((a ^ b).is_subset(a - b), mb.is_subset(ma));
     assert!(a.not().is_disjoint(a));
-    // The complement of `a` within its universe is in `b` iff `b` holds every index of it.
-    let ua = a.universe() as u32;
-    let covered = mb.range(..ua).filter(|i| !ma.contains(i)).count();
-    assert_eq!((!a).is_subset(b), covered == ua as usize - ma.len());
+    // Compared over the larger universe: the complement of `a` there is in `b` iff `b` holds
+    // every index of it.
+    let covered = mb.range(..u).filter(|i| !ma.contains(i)).count();
+    assert_eq!((!a).is_subset(b), covered == universe - ma.len());
+}
+
+/// What an expression of `a`, `b` and complements is, in the model: a finite set, or every
+/// index but a finite set (read up to the expression's universe).
+enum Expect {
+    Finite(BTreeSet<u32>),
+    AllBut(BTreeSet<u32>),
+}
+
+/// Checks an expression read whole against the model, up to `universe`: its indices
+/// (windows of them for a complement, which can hold a quarter of a million), count,
+/// membership and conversion to a set.
+fn check_expect<E: Bits + Copy>(name: &str, e: E, want: &Expect, universe: usize) {
+    let u = universe as u32;
+    assert_eq!(e.universe(), universe, "{name}: universe");
+    match want {
+        Expect::Finite(set) => {
+            assert!(e.iter().eq(set.iter().copied()), "{name}");
+            assert_eq!(e.count(), set.len(), "{name}: count");
+            assert_eq!(e.is_empty(), set.is_empty(), "{name}: is_empty");
+        }
+        Expect::AllBut(out) => {
+            let outside = out.range(..u).count();
+            assert_eq!(e.count(), universe - outside, "{name}: count");
+            assert_eq!(e.is_empty(), universe == outside, "{name}: is_empty");
+            for from in [
+                0,
+                63,
+                64,
+                4090,
+                u.saturating_sub(70),
+                u.saturating_sub(1),
+                u,
+            ] {
+                let got: Vec<u32> = e.iter_from(from).take(80).collect();
+                let want: Vec<u32> = (from..u).filter(|i| !out.contains(i)).take(80).collect();
+                assert_eq!(got, want, "{name}: from {from}");
+            }
+            for &i in out {
+                assert!(!e.contains(i), "{name}: holds {i}");
+            }
+        }
+    }
+    let set = e.to_bitset();
+    assert_eq!(set.universe(), universe, "{name}: to_bitset universe");
+    set.assert_invariants();
+    assert!(set.blocks().eq(e.blocks()), "{name}: to_bitset");
+}
+
+/// A complement inside an expression holds every index its set does not, past the set's
+/// universe too (`a & !b` is `a - b`); an expression read whole stops at its universe, the
+/// larger of its sets'.
+fn check_complements(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u32>) {
+    use Expect::{AllBut, Finite};
+    let universe = a.universe().max(b.universe());
+    check_expect("a & !b", a & !b, &Finite(ma - mb), universe);
+    check_expect("!a & b", !a & b, &Finite(mb - ma), universe);
+    check_expect("!a & !b", !a & !b, &AllBut(ma | mb), universe);
+    check_expect("a | !b", a | !b, &AllBut(mb - ma), universe);
+    check_expect("!a | !b", !a | !b, &AllBut(ma & mb), universe);
+    check_expect("a ^ !b", a ^ !b, &AllBut(ma ^ mb), universe);
+    check_expect("!a ^ !b", !a ^ !b, &Finite(ma ^ mb), universe);
+    check_expect("!a - b", !a - b, &AllBut(ma | mb), universe);
+    check_expect("a - !b", a - !b, &Finite(ma & mb), universe);
+    check_expect("!a - !b", !a - !b, &Finite(mb - ma), universe);
+    check_expect("!(a & !b)", !(a & !b), &AllBut(ma - mb), universe);
+    check_expect("!(a | !b)", !(a | !b), &Finite(mb - ma), universe);
+    assert!((a - b).blocks().eq((a & !b).blocks()));
+    // Comparisons.
+    assert_eq!(a.is_subset(!b), ma.is_disjoint(mb));
+    assert_eq!(a.is_disjoint(!b), ma.is_subset(mb));
+    assert!((a & !b).is_disjoint(b));
+    // In place: the same sets, in the universe each form gives.
+    let mut c = a.clone();
+    c &= !b;
+    assert!(c.iter().eq((ma - mb).iter().copied()), "&= !b");
+    assert_eq!(c.universe(), a.universe());
+    let mut c = a.clone();
+    c -= !b;
+    assert!(c.iter().eq((ma & mb).iter().copied()), "-= !b");
+    if universe <= a.max_index() as usize + 1 {
+        let mut c = a.clone();
+        c |= !b;
+        c.assert_invariants();
+        check_expect("|= !b", &c, &AllBut(mb - ma), universe);
+        let mut c = a.clone();
+        c ^= !b;
+        c.assert_invariants();
+        check_expect("^= !b", &c, &AllBut(ma ^ mb), universe);
+    }
 }
 
 proptest! {
@@ -550,6 +640,9 @@ proptest! {
             check_exprs(&s, &m, &b, &mb);
             check_exprs(&b, &mb, &s, &m);
         }
+        // Once per case: a complement of a quarter of a million indices is slow to read whole.
+        check_complements(&s, &m, &b, &mb);
+        check_complements(&b, &mb, &s, &m);
         let t: BitSet = m.iter().copied().collect();
         prop_assert_eq!(&t, &s);
     }

@@ -87,6 +87,35 @@ pub trait Bits {
     /// Setting more bits than needed is allowed (it only costs time).
     fn summary(&self, level: usize, i: usize) -> u64;
 
+    /// Whether the set holds every index past its universe: a complement, or an expression
+    /// whose value past the universes of its sets is a complement's (`a | !b`). Such a set is
+    /// cut at its universe only where it is read whole ([`word`](Bits::word),
+    /// [`summary`](Bits::summary) and everything built on them); inside an expression it
+    /// holds every index past it, so that `a & !b` is `a.and_not(b)` whatever `b`'s universe.
+    /// `false` for a [`BitSet`] and for any set that implements only the three reads.
+    #[doc(hidden)]
+    #[inline]
+    fn cofinite(&self) -> bool {
+        false
+    }
+
+    /// Word `i` over every index, not cut at the universe: for a
+    /// [`cofinite`](Bits::cofinite) set, the words past it are all ones. What expressions
+    /// combine.
+    #[doc(hidden)]
+    #[inline]
+    fn raw_word(&self, i: usize) -> u64 {
+        self.word(i)
+    }
+
+    /// Summary word `i` of layer `level` over every index, a superset hint of the non-zero
+    /// [`raw_word`](Bits::raw_word)s: all ones for a [`cofinite`](Bits::cofinite) set.
+    #[doc(hidden)]
+    #[inline]
+    fn raw_summary(&self, level: usize, i: usize) -> u64 {
+        self.summary(level, i)
+    }
+
     /// The indices in ascending order.
     ///
     /// ```
@@ -377,16 +406,23 @@ pub trait Bits {
         Xor { a: self, b: other }
     }
 
-    /// The lazy complement within [`universe`](Bits::universe): indices at or past it are not
-    /// in the complement. To take a mask away from a set with a larger universe, use
-    /// [`and_not`](Bits::and_not) rather than `and(mask.not())` ([`BitSet::not`] shows the
-    /// difference).
+    /// The lazy complement: every index not in the set. Read whole (iterated, counted,
+    /// tested with [`contains`](Bits::contains), made a [`BitSet`]) it stops at the set's
+    /// [`universe`](Bits::universe); inside an expression it holds every index the set does
+    /// not, so `a.and(mask.not())` (`&a & !&mask`) is `a.and_not(&mask)` whatever the
+    /// universes, and `a.or(mask.not())` is cut at the larger universe of the two.
     ///
     /// ```
     /// use dod::{BitSet, Bits};
     /// let a: BitSet = [0, 1].into_iter().collect();
     /// let b = BitSet::with_universe(4);
     /// assert_eq!(a.or(&b).not().iter().collect::<Vec<_>>(), [2, 3]);
+    ///
+    /// let enemies: BitSet = (0..6).collect();
+    /// let tanks: BitSet = [2].into_iter().collect(); // universe 3
+    /// assert_eq!(tanks.not().iter().collect::<Vec<_>>(), [0, 1]);
+    /// assert_eq!((&enemies & !&tanks).iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
+    /// assert_eq!((&enemies & !&BitSet::new()).count(), 6);
     /// ```
     #[inline]
     fn not(self) -> Not<Self>
@@ -461,12 +497,15 @@ pub struct Xor<A, B> {
     b: B,
 }
 
-/// The lazy complement of a set within its universe; made by [`Bits::not`].
+/// The lazy complement of a set; made by [`Bits::not`]. Read whole it stops at the set's
+/// universe; inside an expression it holds every index past it too.
 ///
 /// ```
 /// use dod::{BitSet, Bits};
 /// let a = BitSet::from_words(vec![0b10], 3).unwrap();
 /// assert_eq!(a.not().into_iter().collect::<Vec<_>>(), [0, 2]);
+/// let b: BitSet = (0..100).collect();
+/// assert_eq!(b.and(a.not()).count(), 99);
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "an expression is lazy: iterate, count or test it"]
@@ -474,8 +513,44 @@ pub struct Not<A> {
     a: A,
 }
 
+/// Word `i` of a set of universe `universe` whose raw word is `w`: cut at the universe.
+#[inline]
+fn cut(universe: usize, i: usize, w: u64) -> u64 {
+    let n = words_for(universe);
+    if i >= n {
+        0
+    } else if i + 1 == n && universe % 64 != 0 {
+        w & ((1u64 << (universe % 64)) - 1)
+    } else {
+        w
+    }
+}
+
+/// Summary word `i` of layer `level` with every bit set that stands for a word below
+/// `universe`: the summary of a set that may hold any index below it.
+#[inline]
+fn within(universe: usize, level: usize, i: usize) -> u64 {
+    let words = words_for(universe);
+    let mut items = words;
+    for _ in 0..level {
+        items = items.div_ceil(64);
+    }
+    if level >= summary_levels(words) {
+        return u64::from(i == 0 && items > 0);
+    }
+    let first = i.saturating_mul(64);
+    if first >= items {
+        0
+    } else if items - first >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << (items - first)) - 1
+    }
+}
+
 macro_rules! binary {
-    ($name:ident, |$x:ident, $y:ident| $word:expr, |$sa:ident, $sb:ident| $summary:expr) => {
+    ($name:ident, |$x:ident, $y:ident| $word:expr, |$sa:ident, $sb:ident| $summary:expr,
+     |$ca:ident, $cb:ident| $cofinite:expr) => {
         impl<A: Bits, B: Bits> Bits for $name<A, B> {
             #[inline]
             fn universe(&self) -> usize {
@@ -484,15 +559,44 @@ macro_rules! binary {
 
             #[inline]
             fn word(&self, i: usize) -> u64 {
-                let $x = self.a.word(i);
-                let $y = self.b.word(i);
-                $word
+                let w = self.raw_word(i);
+                if self.cofinite() {
+                    cut(self.universe(), i, w)
+                } else {
+                    // Every word past the universe is zero: no operand holds an index there
+                    // unless a complement does, and then the expression is cofinite.
+                    w
+                }
             }
 
             #[inline]
             fn summary(&self, level: usize, i: usize) -> u64 {
-                let $sa = || self.a.summary(level, i);
-                let $sb = || self.b.summary(level, i);
+                let s = self.raw_summary(level, i);
+                if self.cofinite() {
+                    s & within(self.universe(), level, i)
+                } else {
+                    s
+                }
+            }
+
+            #[inline]
+            fn cofinite(&self) -> bool {
+                let $ca = self.a.cofinite();
+                let $cb = self.b.cofinite();
+                $cofinite
+            }
+
+            #[inline]
+            fn raw_word(&self, i: usize) -> u64 {
+                let $x = self.a.raw_word(i);
+                let $y = self.b.raw_word(i);
+                $word
+            }
+
+            #[inline]
+            fn raw_summary(&self, level: usize, i: usize) -> u64 {
+                let $sa = || self.a.raw_summary(level, i);
+                let $sb = || self.b.raw_summary(level, i);
                 $summary
             }
         }
@@ -509,10 +613,13 @@ macro_rules! binary {
     };
 }
 
-binary!(And, |x, y| x & y, |sa, sb| sa() & sb());
-binary!(Or, |x, y| x | y, |sa, sb| sa() | sb());
-binary!(AndNot, |x, y| x & !y, |sa, _sb| sa());
-binary!(Xor, |x, y| x ^ y, |sa, sb| sa() | sb());
+// The summaries stay supersets with cofinite operands: a cofinite set's raw summary is all
+// ones, and so is that of every cofinite expression (each formula below keeps all ones when
+// the result is cofinite).
+binary!(And, |x, y| x & y, |sa, sb| sa() & sb(), |ca, cb| ca & cb);
+binary!(Or, |x, y| x | y, |sa, sb| sa() | sb(), |ca, cb| ca | cb);
+binary!(AndNot, |x, y| x & !y, |sa, _sb| sa(), |ca, cb| ca & !cb);
+binary!(Xor, |x, y| x ^ y, |sa, sb| sa() | sb(), |ca, cb| ca ^ cb);
 
 impl<A: Bits> Bits for Not<A> {
     #[inline]
@@ -522,34 +629,32 @@ impl<A: Bits> Bits for Not<A> {
 
     #[inline]
     fn word(&self, i: usize) -> u64 {
-        let u = self.a.universe();
-        let n = words_for(u);
-        if i >= n {
-            0
-        } else if i + 1 == n && u % 64 != 0 {
-            !self.a.word(i) & ((1u64 << (u % 64)) - 1)
-        } else {
-            !self.a.word(i)
-        }
+        cut(self.a.universe(), i, self.raw_word(i))
     }
 
     #[inline]
     fn summary(&self, level: usize, i: usize) -> u64 {
-        // Every word may be non-zero: all bits of the items that exist at this layer.
-        let mut items = words_for(self.a.universe());
-        for _ in 0..level {
-            items = items.div_ceil(64);
-        }
-        if level >= summary_levels(words_for(self.a.universe())) {
-            return u64::from(i == 0 && items > 0);
-        }
-        let first = i.saturating_mul(64);
-        if first >= items {
-            0
-        } else if items - first >= 64 {
+        // Every word below the universe may be non-zero.
+        within(self.a.universe(), level, i)
+    }
+
+    #[inline]
+    fn cofinite(&self) -> bool {
+        !self.a.cofinite()
+    }
+
+    #[inline]
+    fn raw_word(&self, i: usize) -> u64 {
+        !self.a.raw_word(i)
+    }
+
+    #[inline]
+    fn raw_summary(&self, level: usize, i: usize) -> u64 {
+        if self.cofinite() {
             u64::MAX
         } else {
-            (1u64 << (items - first)) - 1
+            // The complement of a cofinite set: nothing past the universe.
+            within(self.a.universe(), level, i)
         }
     }
 }
@@ -607,7 +712,7 @@ macro_rules! operators {
             }
         }
 
-        /// `!x` is [`x.not()`](Bits::not), lazy: the complement within the universe.
+        /// `!x` is [`x.not()`](Bits::not), lazy: the complement (`&a & !&b` is `a - b`).
         impl<$($generics)*> ops::Not for $ty {
             type Output = Not<Self>;
 

@@ -341,7 +341,8 @@ impl Summary {
 /// set and finding a free slot fast.
 ///
 /// The set has a *universe*: every index in it is below [`universe`](BitSet::universe), and
-/// [`not`](BitSet::not) is the complement within it. [`insert`](BitSet::insert) grows the
+/// [`not`](BitSet::not) read whole is the complement within it (inside an expression, a
+/// complement holds every index: `&a & !&b` is `a - b`). [`insert`](BitSet::insert) grows the
 /// universe when needed; [`grow`](BitSet::grow) and [`truncate`](BitSet::truncate) change it
 /// explicitly. Bits past the universe are always zero. Two sets are equal when they hold the
 /// same indices, whatever their universes, capacities and bounds.
@@ -1660,26 +1661,24 @@ impl BitSet {
         Bits::xor(self, other)
     }
 
-    /// The lazy complement within the universe. Allocates nothing.
+    /// The lazy complement. Allocates nothing.
     ///
-    /// Indices at or past [`universe`](BitSet::universe) are not in the complement, and a set
-    /// built by `insert` or `collect` has the universe `largest index + 1` (a `remove` does
-    /// not shrink it, so two sets equal under `==`, which compares members only, can have
-    /// different complements). To take a mask away
-    /// from a larger set, write `a.and_not(&mask)`, which needs no universe, rather than
-    /// `a.and(mask.not())`, or [`grow`](BitSet::grow) the mask to the larger set's universe
-    /// first.
+    /// Read whole (iterated, counted, made a set) it stops at
+    /// [`universe`](BitSet::universe), and a set built by `insert` or `collect` has the
+    /// universe `largest index + 1` (a `remove` does not shrink it, so two sets equal under
+    /// `==`, which compares members only, can have different complements). Inside an
+    /// expression it holds every index the set does not: `a.and(mask.not())` (`&a & !&mask`)
+    /// is `a.and_not(&mask)` whatever the two universes.
     ///
     /// ```
     /// let s: dod::BitSet = dod::BitSet::from_words(vec![0b1010], 5).unwrap();
     /// assert_eq!(s.not().into_iter().collect::<Vec<_>>(), [0, 2, 4]);
     ///
     /// let enemies: dod::BitSet = (0..6).collect();
-    /// let mut tanks: dod::BitSet = [2].into_iter().collect(); // universe 3
-    /// assert_eq!(enemies.and(tanks.not()).into_iter().collect::<Vec<_>>(), [0, 1]);
-    /// assert_eq!(enemies.and_not(&tanks).into_iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
-    /// tanks.grow(enemies.universe());
+    /// let tanks: dod::BitSet = [2].into_iter().collect(); // universe 3
+    /// assert_eq!(tanks.not().into_iter().collect::<Vec<_>>(), [0, 1]);
     /// assert_eq!(enemies.and(tanks.not()).into_iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
+    /// assert_eq!((&enemies & !&tanks).into_iter().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
     /// ```
     #[inline]
     pub fn not(&self) -> Not<&BitSet> {
@@ -1799,7 +1798,8 @@ impl BitSet {
             (1u64 << (self.universe % 64)) - 1
         };
         for (w, word) in self.words[..n].iter_mut().enumerate() {
-            *word = op(*word, other.word(w));
+            // Every index of `other`, a complement's past its universe too (`a &= !&b`).
+            *word = op(*word, other.raw_word(w));
         }
         if let Some(last) = self.words[..n].last_mut() {
             *last &= tail;

@@ -1275,6 +1275,10 @@ impl<T, K: Key> Pool<T, K> {
     ///     *v += 1;
     /// }
     /// assert_eq!(pool.values().copied().collect::<Vec<_>>(), [1, 10, 21, 30, 41, 50]);
+    /// // Any expression: every item not a bullet (the complement holds every other slot).
+    /// let others: Vec<i32> = pool.iter_mut_in(!&bullets).map(|(_, v)| *v).collect();
+    /// assert_eq!(others, [10, 30, 50]);
+    /// assert_eq!(pool.iter_mut_in(!&BitSet::new()).count(), 6);
     /// ```
     #[inline]
     pub fn iter_mut_in<M: Bits>(&mut self, mask: M) -> IterMutIn<'_, T, K, M> {
