@@ -84,7 +84,8 @@ impl ComponentId {
 /// compare stamps with the tick a query last ran at. Ticks wrap around; the world clamps
 /// stamps older than [`Tick::MAX_AGE`] every 2²⁸ ticks (from
 /// [`World::maintain`](crate::World::maintain) and exclusive remembered query runs), so
-/// comparisons stay right across the wrap.
+/// comparisons stay right across the wrap, and a [`QueryState`](crate::QueryState) idle
+/// for longer than that sees every value on its next run.
 ///
 /// ```
 /// let mut world = dod_world::World::new();

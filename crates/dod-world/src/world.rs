@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::cmp::Ordering as CmpOrdering;
 use core::fmt;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 use dod::data::{DataKey, DataStore, DataView, PathKey, Value};
@@ -99,8 +99,9 @@ pub struct World {
     entities: Entities,
     components: Components,
     data: DataStore<Entity>,
-    /// The change counter: writes are stamped with it.
-    tick: AtomicU32,
+    /// The change counter: writes are stamped with its low 32 bits ([`Tick`]); the whole
+    /// count tells a kept query state how long ago it ran, however often the stamps wrapped.
+    tick: AtomicU64,
     /// The tick at which stamps were last clamped.
     clamped_at: u32,
     /// What hooks recorded, applied after the change that ran them.
@@ -266,7 +267,7 @@ impl WorldBuilder {
             entities: Entities::new(world_id_of(made), self.min_free),
             components: Components::default(),
             data: DataStore::new(),
-            tick: AtomicU32::new(1),
+            tick: AtomicU64::new(1),
             clamped_at: 1,
             hook_commands: Commands::new(),
             in_hooks: false,
@@ -499,7 +500,7 @@ impl World {
     /// A context for a structural change: the present tick and the hook buffer.
     #[inline]
     fn ctx_parts(&mut self) -> (&mut Entities, &mut Components, Ctx<'_>) {
-        let now = Tick(*self.tick.get_mut());
+        let now = Tick(*self.tick.get_mut() as u32);
         (
             &mut self.entities,
             &mut self.components,
@@ -987,27 +988,27 @@ impl World {
     /// ```
     #[inline]
     pub fn change_tick(&self) -> Tick {
-        Tick(self.tick.load(Ordering::Relaxed))
+        Tick(self.tick.load(Ordering::Relaxed) as u32)
     }
 
-    /// The tick of a remembered run ([`QueryState`](crate::QueryState)), moving the counter
-    /// on so that later writes are newer than it.
+    /// The whole count of a remembered run ([`QueryState`](crate::QueryState)), moving the
+    /// counter on so that later writes are newer than it.
     #[inline]
-    pub(crate) fn next_run_tick(&self) -> Tick {
-        Tick(self.tick.fetch_add(1, Ordering::Relaxed))
+    pub(crate) fn next_run_count(&self) -> u64 {
+        self.tick.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Before an exclusive remembered run: clamps the stamps when the counter has moved a
     /// long way since they were last clamped, so that no stamp ages past [`Tick::MAX_AGE`].
     pub(crate) fn prepare_tracked_run(&mut self) {
-        let now = *self.tick.get_mut();
+        let now = *self.tick.get_mut() as u32;
         if now.wrapping_sub(self.clamped_at) >= Tick::CLAMP_EVERY {
             self.clamp_stamps();
         }
     }
 
     fn clamp_stamps(&mut self) {
-        let now = Tick(*self.tick.get_mut());
+        let now = Tick(*self.tick.get_mut() as u32);
         for column in &mut self.components.columns {
             column.any_mut().clamp(now);
         }
@@ -1019,7 +1020,9 @@ impl World {
     /// [`maintain`](World::maintain) does. For tests of the wrap-around.
     #[doc(hidden)]
     pub fn set_change_tick(&mut self, tick: u32) {
-        *self.tick.get_mut() = tick;
+        // Forward, through the wrap when `tick` is below the present one.
+        let count = self.tick.get_mut();
+        *count += u64::from(tick.wrapping_sub(*count as u32));
         self.prepare_tracked_run();
     }
 
@@ -1094,8 +1097,7 @@ impl World {
     /// ```
     pub fn maintain(&mut self) {
         self.flush();
-        let tick = self.tick.get_mut();
-        *tick = tick.wrapping_add(1);
+        *self.tick.get_mut() += 1;
         for column in &mut self.components.columns {
             column.any_mut().forget_removed();
         }

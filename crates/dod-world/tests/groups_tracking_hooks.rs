@@ -247,8 +247,14 @@ fn change_detection_survives_the_counter_wrapping() {
     let b = world.spawn((Pos(0.0),));
     let mut changed = QueryState::<Entity, Changed<Pos>>::new();
     changed.query(&mut world).count();
-    // Jump to just before the wrap: stamps are clamped, nothing looks new.
+    // Jump to just before the wrap: the state is idle for longer than `MAX_AGE`, so its next
+    // run sees every value, as a first run does; then old stamps stay old.
     world.set_change_tick(u32::MAX - 3);
+    assert_eq!(
+        changed.query(&mut world).count(),
+        2,
+        "an idle state sees all"
+    );
     assert_eq!(changed.query(&mut world).count(), 0, "old stamps stay old");
     for round in 0..8u32 {
         let e = if round % 2 == 0 { a } else { b };
@@ -276,6 +282,33 @@ fn a_state_that_has_not_run_for_ages_sees_every_change_once() {
     world.get_mut::<Pos>(a).unwrap().0 = 1.0;
     assert_eq!(changed.query(&mut world).iter().collect::<Vec<_>>(), [a]);
     assert_eq!(changed.query(&mut world).count(), 0);
+}
+
+#[test]
+fn a_change_made_just_after_a_run_is_seen_however_long_the_state_idles() {
+    // Idle for just past `MAX_AGE`, and for just past the whole 32-bit circle (where the
+    // counter's low bits say the state ran a few ticks ago), in frames that each clamp.
+    let step = dod_world::Tick::MAX_AGE / 4 - 1;
+    for frames in [5u32, 17] {
+        let mut world = World::new();
+        world.track::<Pos>();
+        let a = world.spawn((Pos(0.0),));
+        let b = world.spawn((Pos(0.0),));
+        let mut rare = QueryState::<Entity, Changed<Pos>>::new();
+        rare.query(&mut world).count();
+        world.get_mut::<Pos>(a).unwrap().0 = 1.0;
+        for _ in 0..frames {
+            let now = world.change_tick().get();
+            world.set_change_tick(now.wrapping_add(step));
+            world.maintain();
+        }
+        let mut got: Vec<Entity> = rare.query(&mut world).iter().collect();
+        got.sort();
+        // `a` changed; `b` did not, but its stamp can no longer be told from the run's.
+        assert_eq!(got, [a, b], "after {frames} frames");
+        world.get_mut::<Pos>(b).unwrap().0 = 1.0;
+        assert_eq!(rare.query(&mut world).iter().collect::<Vec<_>>(), [b]);
+    }
 }
 
 #[test]

@@ -1013,15 +1013,11 @@ impl Model {
             }
     }
 
-    /// The counter jumped by more than `Tick::MAX_AGE`: every change before is too old to be
-    /// seen by a state that has run.
+    /// The counter jumped by more than `Tick::MAX_AGE`: every state is idle for longer than
+    /// that, and its next run sees every value, as its first does.
     fn forget(&mut self) {
         for s in &mut self.states {
-            let ran = s.ran;
-            *s = StateRecord {
-                ran,
-                ..StateRecord::default()
-            };
+            *s = StateRecord::default();
         }
     }
 
@@ -2417,8 +2413,8 @@ impl Harness {
         }
     }
 
-    /// Moves the change counter: a little, or by more than `Tick::MAX_AGE` (then every
-    /// change before is too old for a state that has run; one that has not sees everything).
+    /// Moves the change counter: a little, or by more than `Tick::MAX_AGE` (then every state
+    /// is idle for too long, and its next run sees everything).
     fn set_tick(&mut self, v: u32) {
         let now = self.world.change_tick().get();
         let far = |to: u32| {

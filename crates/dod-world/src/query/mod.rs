@@ -168,7 +168,7 @@ where
     checked: bool,
     /// The tick the query's state last ran at, moved by the query's first run (change
     /// filters).
-    last_run: Option<&'w mut Option<Tick>>,
+    last_run: Option<&'w mut Option<u64>>,
     /// The ticks of the query's first run, which its later runs share.
     run_ticks: Option<RunTicks>,
     _types: Types<Q, F>,
@@ -325,7 +325,7 @@ where
     }
 
     /// The query, with its runs remembered in `last_run` (for change filters).
-    pub(crate) fn remembering(mut self, last_run: &'w mut Option<Tick>) -> Self {
+    pub(crate) fn remembering(mut self, last_run: &'w mut Option<u64>) -> Self {
         self.last_run = Some(last_run);
         self
     }
@@ -441,17 +441,21 @@ where
     fn first_ticks(&mut self) -> RunTicks {
         match &mut self.last_run {
             Some(last) => {
-                let now = self.world.next_run_tick();
+                let count = self.world.next_run_count();
+                let now = Tick(count as u32);
                 let since = match **last {
-                    Some(last) => last.clamped(now),
-                    // Never run: every value is new. Every stamp is at most `now`, so all of
-                    // them are newer than `now + 1` (the whole circle of ticks back from
-                    // `now`), however far the counter has moved or wrapped since they were
-                    // made; a fixed tick such as 0 is not, once the counter has passed
-                    // `MAX_AGE` or wrapped.
-                    None => Tick(now.0.wrapping_add(1)),
+                    // No stamp made since the last run is old enough to have been clamped.
+                    Some(last) if count - last <= u64::from(Tick::MAX_AGE) => Tick(last as u32),
+                    // Never run, or so long ago that a stamp made since may have been
+                    // clamped to as old as the run: every value is new (a value unchanged
+                    // since is reported too; a changed one is never missed). Every stamp is
+                    // at most `now`, so all of them are newer than `now + 1` (the whole circle
+                    // of ticks back from `now`), however far the counter has moved or wrapped
+                    // since they were made; a fixed tick such as 0 is not, once the counter
+                    // has passed `MAX_AGE` or wrapped.
+                    _ => Tick(now.0.wrapping_add(1)),
                 };
-                **last = Some(now);
+                **last = Some(count);
                 RunTicks { since, now }
             }
             None => {

@@ -19,6 +19,12 @@ use crate::world::{Shared, World};
 /// leaves the tick alone. A run whose closure panics part way has moved the tick all the
 /// same: the changes it had not reached are not seen again by the next run.
 ///
+/// A state that has not run for more than [`Tick::MAX_AGE`](crate::Tick::MAX_AGE) (2³⁰)
+/// ticks sees every value as added and changed on its next run, as on its first: stamps that
+/// old are clamped and can no longer be told apart from the run, and reporting a value that
+/// did not change is better than missing one that did (a rarely run resync or autosave
+/// system gets everything, never a partial delta).
+///
 /// Keep one per system and per world: a run on a world other than its first panics. A world
 /// that loads a save (`World::load`) stays the same world for its states (the load stamps
 /// every tracked value changed, so their next run sees all of them).
@@ -48,7 +54,7 @@ use crate::world::{Shared, World};
 /// ```
 pub struct QueryState<Q: QueryData, F: QueryFilter = ()> {
     /// `None` until the first run.
-    last_run: Option<Tick>,
+    last_run: Option<u64>,
     /// The world of the first run ([`World::instance`]): ticks of another world mean nothing
     /// here.
     world: Option<u64>,
@@ -79,7 +85,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
     /// assert!(q.last_run().get() > 0);
     /// ```
     pub fn last_run(&self) -> Tick {
-        self.last_run.unwrap_or_default()
+        self.last_run
+            .map_or(Tick::default(), |count| Tick(count as u32))
     }
 
     /// The query on `world`, exclusively (see [`World::query`]).
