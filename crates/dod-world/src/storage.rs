@@ -301,6 +301,13 @@ impl<T: Component> Storage<T> {
         self.refresh_plain();
     }
 
+    /// Takes both hooks away.
+    pub(crate) fn clear_hooks(&mut self) {
+        self.on_insert = None;
+        self.on_remove = None;
+        self.refresh_plain();
+    }
+
     /// Gives `e` its value; `true` if `e` had none. A value it replaces goes through the
     /// remove hook and is dropped; the new one through the insert hook.
     #[inline(always)]

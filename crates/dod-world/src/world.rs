@@ -456,7 +456,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If hooks keep recording for more than 1 000 rounds (hooks that feed each other).
+    /// If hooks keep recording for more rounds than [`hook_round_limit`] allows for the
+    /// entities alive when they started (hooks that feed each other).
     #[cold]
     #[track_caller]
     fn run_hooks(&mut self) {
@@ -475,13 +476,13 @@ impl World {
         self.in_hooks = true;
         let guard = Rearm(self);
         let world = &mut *guard.0;
+        let limit = hook_round_limit(world.len());
         let mut rounds = 0;
         while !world.hook_commands.is_empty() {
             rounds += 1;
-            assert!(
-                rounds <= 1000,
-                "hooks kept recording commands for 1 000 rounds: hooks that feed each other?"
-            );
+            if rounds > limit {
+                hooks_feed_each_other(limit);
+            }
             let mut batch = core::mem::take(&mut world.hook_commands);
             world.entities.flush();
             batch.apply_to(world);
@@ -698,11 +699,22 @@ impl World {
 
     /// Despawns every entity. O(entities + components).
     ///
+    /// Remove hooks run for every value, and what they record is applied after, as for any
+    /// change: a hook that spawns (a "drop loot on death" hook, say) leaves its entities in
+    /// the cleared world. Take such hooks away first
+    /// ([`remove_hooks`](World::remove_hooks)) for a world that ends empty.
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((1u32,));
     /// world.clear();
     /// assert!(world.is_empty() && !world.is_alive(e));
+    ///
+    /// struct Loot;
+    /// world.on_remove::<u32>(|_, _, commands| commands.spawn_unnamed((Loot,)));
+    /// world.spawn((2u32,));
+    /// world.clear();
+    /// assert_eq!(world.len(), 1); // the loot the hook spawned
     /// ```
     pub fn clear(&mut self) {
         self.flush();
@@ -1114,6 +1126,12 @@ impl World {
     /// hooks' commands wait for the world's next change (or [`flush`](World::flush)) after
     /// the view is dropped. Replaces the previous insert hook of `T`.
     ///
+    /// Commands hooks record may run hooks in turn, a round at a time, as deep as the
+    /// cascade goes (a despawn hook that despawns children walks a hierarchy a level per
+    /// round). Hooks still recording after 1 000 rounds plus 4 per entity alive when the
+    /// cascade started are taken for hooks that feed each other: the change panics, and the
+    /// commands not yet applied are dropped.
+    ///
     /// A hook that panics leaves the world valid, and the panic goes on to the caller of the
     /// change. The change stops there: the value the hook was called with stays, and the
     /// rest of the bundle is dropped, not put. A [`spawn`](World::spawn) so stopped leaves
@@ -1179,6 +1197,26 @@ impl World {
         self.components
             .storage_or_insert::<T>()
             .set_on_remove(Box::new(hook));
+    }
+
+    /// Takes away the insert and remove hooks of `T` ([`on_insert`](World::on_insert),
+    /// [`on_remove`](World::on_remove)): changes of `T` from now on run none. Commands the
+    /// hooks recorded before are applied first.
+    ///
+    /// ```
+    /// struct Loot;
+    /// let mut world = dod_world::World::new();
+    /// world.on_remove::<u32>(|_, _, commands| commands.spawn_unnamed((Loot,)));
+    /// world.spawn((1u32,));
+    /// world.remove_hooks::<u32>();
+    /// world.clear();
+    /// assert!(world.is_empty());
+    /// ```
+    pub fn remove_hooks<T: Component>(&mut self) {
+        self.flush();
+        if let Some(storage) = self.components.storage_mut::<T>() {
+            storage.clear_hooks();
+        }
     }
 
     /// Makes an owning group of the component types `G` (a tuple of 2 to 12 types): the
@@ -2101,4 +2139,22 @@ impl fmt::Debug for Shared<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Shared").field("world", self.world).finish()
     }
+}
+
+/// How many rounds of hook commands a change may run before the world takes the hooks for
+/// ones that feed each other: 1 000, plus 4 for every entity alive when the hooks started.
+/// A finite cascade runs a round per level (a hook that despawns the children of the
+/// despawned, down a chain of bones), and every level but a few is an entity; hooks that
+/// feed each other run forever, and stop here in time proportional to the world.
+pub(crate) fn hook_round_limit(alive: usize) -> usize {
+    alive.saturating_mul(4).saturating_add(1_000)
+}
+
+#[cold]
+#[track_caller]
+fn hooks_feed_each_other(limit: usize) -> ! {
+    panic!(
+        "hooks kept recording commands for {limit} rounds (1 000, plus 4 for every entity \
+         alive when they started): hooks that feed each other?"
+    )
 }

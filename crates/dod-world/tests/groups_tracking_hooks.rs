@@ -1075,13 +1075,37 @@ fn hooks_that_feed_each_other_panic_once_and_leave_the_world_usable() {
     let panicked = quietly(|| {
         world.spawn((Fuse(0),));
     });
-    assert!(panicked.is_err(), "1 000 rounds of hooks panic");
+    assert!(panicked.is_err(), "hooks that never stop recording panic");
     world.assert_invariants();
     // The loop's commands were dropped: the next change does not go round again.
     world.on_insert::<Fuse>(|e, _, commands| commands.insert(e, (Alert,)));
     let e = world.spawn((Fuse(0),));
     world.assert_invariants();
     assert!(world.has::<Alert>(e));
+}
+
+#[test]
+fn a_despawn_hook_walks_a_hierarchy_of_any_depth() {
+    // A chain of bones 5 000 deep: a round of hook commands per level.
+    struct Kids(Vec<Entity>);
+    let mut world = World::new();
+    world.on_remove::<Kids>(|_, kids, commands| {
+        for &e in &kids.0 {
+            commands.despawn(e);
+        }
+    });
+    let root = world.spawn(());
+    let mut parent = root;
+    for _ in 0..5_000 {
+        let e = world.spawn(());
+        world.insert(parent, (Kids(vec![e]),)).unwrap();
+        parent = e;
+    }
+    let bystander = world.spawn((Pos(1.0),));
+    assert!(world.despawn(root));
+    assert_eq!(world.len(), 1, "the whole chain is gone");
+    assert!(world.is_alive(bystander));
+    world.assert_invariants();
 }
 
 #[test]
