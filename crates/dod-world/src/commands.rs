@@ -20,6 +20,9 @@ type SpawnFn = Box<dyn FnOnce(&mut World) + Send + Sync>;
 enum Command {
     /// Spawns an entity named only then.
     Spawn(SpawnFn),
+    /// Gives an entity reserved by [`Commands::spawn`] its bundle: it must be of the world
+    /// the commands are applied to.
+    SpawnReserved(Entity, InsertFn),
     /// Gives an entity (perhaps reserved, flushed by then) its bundle.
     Insert(Entity, InsertFn),
     /// Takes a component out and drops it.
@@ -127,7 +130,10 @@ impl Commands {
     ///
     /// # Panics
     ///
-    /// If `bundle` holds a type twice (before reserving anything).
+    /// If `bundle` holds a type twice (before reserving anything); when applied, if the
+    /// commands are applied to a world other than the one `entities` belongs to (the entity
+    /// is that world's: it becomes alive there, with no component, and nothing is made in
+    /// the other).
     ///
     /// ```
     /// use dod_world::{Commands, World};
@@ -141,7 +147,10 @@ impl Commands {
     pub fn spawn<B: Bundle>(&mut self, entities: &Entities, bundle: B) -> Entity {
         crate::bundle::check_distinct::<B>();
         let e = entities.reserve();
-        self.insert(e, bundle);
+        self.commands.push(Command::SpawnReserved(
+            e,
+            Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok()),
+        ));
         e
     }
 
@@ -239,6 +248,12 @@ impl Commands {
                     f(world);
                     true
                 }
+                Command::SpawnReserved(e, f) => {
+                    if dod::Key::type_id(e) != world.entities().world_id() {
+                        reserved_elsewhere(e, world.entities().world_id());
+                    }
+                    f(world, e)
+                }
                 Command::Insert(e, f) => f(world, e),
                 Command::Remove(e, f) => f(world, e),
                 Command::Despawn(e) => world.despawn(e),
@@ -255,4 +270,15 @@ impl fmt::Debug for Commands {
             .field("len", &self.commands.len())
             .finish()
     }
+}
+
+#[cold]
+#[track_caller]
+fn reserved_elsewhere(e: Entity, here: u16) -> ! {
+    panic!(
+        "Commands::spawn reserved {e} from the entities of world {} and the commands were \
+         applied to world {here}: apply commands to the world whose entities named their \
+         spawns",
+        dod::Key::type_id(e)
+    )
 }

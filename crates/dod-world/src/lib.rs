@@ -49,6 +49,22 @@
 //! assert_eq!(world.len(), 8);
 //! ```
 //!
+//! # Where each part is described
+//!
+//! - Queries: [`Query`] (its forms, borrows and filters), [`QueryData`] (what a query hands
+//!   out: `Entity`, `&T`, `&mut T`, `Option<..>`, [`Has`]), [`QueryFilter`] ([`With`],
+//!   [`Without`], [`Added`], [`Changed`], [`Or`]).
+//! - Owning groups: [`WorldBuilder::group`], [`World::group`], [`World::sort_group_by`], and
+//!   the packed slices of [`Query::slices`].
+//! - Change tracking: [`World::track`], [`QueryState`] with [`Added`] and [`Changed`],
+//!   [`World::removed`], [`World::maintain`], and the wrap-around of [`Tick`].
+//! - Hooks: [`World::on_insert`], [`World::on_remove`], [`World::remove_hooks`].
+//! - Commands: [`Commands`], [`World::apply`], [`World::reserve_entity`].
+//! - Views: [`World::entity`], [`World::entity_mut`], [`World::view_mut`].
+//! - Entities and the limits of world ids: [`Entity`], [`Entities`].
+//! - Per-entity data: [`World::data`], [`World::set_data`], [`World::insert_data`].
+//! - Saving and loading (feature `serde`): `World::register_saved`, `World::load`.
+//!
 //! # When to use the world, when a container alone
 //!
 //! Use the world when entities have varying sets of components and systems ask for

@@ -1075,9 +1075,17 @@ impl World {
     }
 
     /// The entities that lost their `T` (removed, or despawned) since the last
-    /// [`maintain`](World::maintain), oldest first; empty unless `T` is tracked. An entity that
-    /// lost `T` twice is listed twice. A value replaced by an insert is not listed: the entity
-    /// still has a `T`, stamped changed (the remove hook does see the old value go).
+    /// [`maintain`](World::maintain), oldest first. An entity that lost `T` twice is listed
+    /// twice. A value replaced by an insert is not listed: the entity still has a `T`, stamped
+    /// changed (the remove hook does see the old value go).
+    ///
+    /// The list is the world's, one per frame: a system that does not run every frame
+    /// collects it every frame, or misses what the frames it skipped removed.
+    ///
+    /// # Panics
+    ///
+    /// If `T` is not tracked ([`track`](World::track)), as [`Changed<T>`](crate::Changed)
+    /// does: the world lists nothing for it, and an empty list would hide the missing call.
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1086,11 +1094,16 @@ impl World {
     /// world.remove::<char>(e);
     /// assert_eq!(world.removed::<char>(), [e]);
     /// ```
+    #[track_caller]
     pub fn removed<T: Component>(&self) -> &[Entity] {
-        self.components
+        match self
+            .components
             .storage::<T>()
             .and_then(|s| s.ticks.as_ref())
-            .map_or(&[], |t| &t.removed)
+        {
+            Some(t) => &t.removed,
+            None => not_tracked_for_removed::<T>(),
+        }
     }
 
     /// The frame boundary: forgets the lists of removed entities and moves the change counter
@@ -1380,8 +1393,9 @@ impl World {
     /// Makes the changes `commands` recorded, in order, and empties it. A command whose entity
     /// is no longer alive is skipped; returns how many were. O(commands).
     ///
-    /// If a command panics (a replaced component's `Drop`), the commands after it are dropped
-    /// unmade and the world stays valid.
+    /// If a command panics (a replaced component's `Drop`, or a
+    /// [`spawn`](Commands::spawn) whose entity another world reserved), the commands after
+    /// it are dropped unmade and the world stays valid.
     ///
     /// ```
     /// use dod_world::{Commands, World};
@@ -2156,5 +2170,15 @@ fn hooks_feed_each_other(limit: usize) -> ! {
     panic!(
         "hooks kept recording commands for {limit} rounds (1 000, plus 4 for every entity \
          alive when they started): hooks that feed each other?"
+    )
+}
+
+#[cold]
+#[track_caller]
+fn not_tracked_for_removed<T: Component>() -> ! {
+    panic!(
+        "removed::<{}>() needs the type tracked: call world.track::<{}>() first",
+        core::any::type_name::<T>(),
+        core::any::type_name::<T>()
     )
 }

@@ -329,10 +329,12 @@ fn removed_lists_every_loss_until_maintain() {
     let d = world.spawn((Frozen,));
     world.clear();
     assert_eq!(world.removed::<Frozen>(), [d]);
-    assert!(
-        world.removed::<Pos>().is_empty(),
-        "untracked: nothing listed"
-    );
+    let untracked = quietly(|| world.removed::<Pos>().len());
+    let msg = *untracked
+        .expect_err("untracked: a panic, not an empty list")
+        .downcast::<String>()
+        .unwrap();
+    assert!(msg.contains("world.track::<"), "{msg}");
 }
 
 #[test]

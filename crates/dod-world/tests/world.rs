@@ -940,3 +940,29 @@ fn shrink_to_fit_returns_what_an_overstated_size_hint_reserved() {
     let e = world.spawn((Pos(9.0),));
     assert_eq!(world.get::<Pos>(e), Some(&Pos(9.0)));
 }
+
+#[test]
+fn commands_that_spawned_from_one_world_panic_when_applied_to_another() {
+    let mut a = World::new();
+    let mut b = World::new();
+    let mut c = Commands::new();
+    let e = c.spawn(a.entities(), (5u32,));
+    let r = catch_unwind(AssertUnwindSafe(|| b.apply(&mut c)));
+    let msg = *r
+        .expect_err("a panic, not a skipped command")
+        .downcast::<String>()
+        .unwrap();
+    assert!(msg.contains("Commands::spawn reserved"), "{msg}");
+    assert!(b.is_empty(), "nothing made in the other world");
+    b.assert_invariants();
+    // The reservation is `a`'s: its next change makes the entity alive, with nothing.
+    a.flush();
+    assert!(a.is_alive(e) && !a.has::<u32>(e));
+    // Inserts and despawns of another world's entities are skipped, as for any gone entity.
+    let f = a.spawn((1u8,));
+    let mut c = Commands::new();
+    c.insert(f, (2u8,));
+    c.despawn(f);
+    assert_eq!(b.apply(&mut c), 2);
+    assert_eq!(a.get::<u8>(f), Some(&1));
+}

@@ -2697,7 +2697,9 @@ fn check_world(
     if let Some(log) = log {
         assert_eq!(log.counts(), m.hooks, "hook calls, by hook_slot");
         each_type!(T => {
-            same_removed(type_name::<T>(), world.removed::<T>(), &m.removed[T::KIND as usize]);
+            if m.cfg.tracked[T::KIND as usize] {
+                same_removed(type_name::<T>(), world.removed::<T>(), &m.removed[T::KIND as usize]);
+            }
         });
     }
     each_type!(T => {

@@ -136,9 +136,11 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
             None => self.world = Some(instance),
             Some(first) if first == instance => {}
             Some(_) => panic!(
-                "QueryState<{}> ran on another world before: its last run is a tick of that \
-                 world, so changes in this one would be missed; keep one QueryState per world",
-                core::any::type_name::<Q>()
+                "QueryState<{}, {}> ran on another world before: its last run is a tick of \
+                 that world, so changes in this one would be missed; keep one QueryState per \
+                 world",
+                core::any::type_name::<Q>(),
+                core::any::type_name::<F>()
             ),
         }
     }
