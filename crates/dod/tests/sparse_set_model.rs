@@ -1046,6 +1046,48 @@ proptest! {
     }
 
     #[test]
+    fn sort_as_lines_up_what_join_pairs(
+        a in prop::collection::btree_map(0..60u32, 1u32..4, 0..40),
+        // Generation 0: inserted by a plain `u32`, no tag.
+        b in prop::collection::vec((0..60u32, 0u32..4), 0..40),
+    ) {
+        let key = |i: u32, g: u32| Handle::new(i, g as u16, 0).unwrap();
+        let mut x: SparseSet<u32> = a.iter().map(|(&i, &g)| (key(i, g), i + 1)).collect();
+        let mut y: SparseSet<()> = SparseSet::new();
+        let mut tags = BTreeMap::new();
+        for &(i, g) in &b {
+            if tags.contains_key(&i) {
+                continue;
+            }
+            tags.insert(i, g);
+            if g == 0 {
+                y.insert(i, ());
+            } else {
+                y.insert(key(i, g), ());
+            }
+        }
+        x.sort_as(&y);
+        let shared: Vec<u32> = y
+            .indices()
+            .iter()
+            .copied()
+            .filter(|e| a.get(e).is_some_and(|&g| tags[e] == 0 || tags[e] == g))
+            .collect();
+        let mut joined: Vec<u32> = y.join(&x).map(|(e, ..)| e).collect();
+        joined.sort();
+        let mut sorted = shared.clone();
+        sorted.sort();
+        prop_assert_eq!(joined, sorted, "sort_as pairs what join pairs");
+        prop_assert_eq!(&x.indices()[..shared.len()], &shared[..]);
+        for (i, &e) in shared.iter().enumerate() {
+            prop_assert_eq!(x.values()[i], e + 1);
+        }
+        for (&i, &g) in &a {
+            prop_assert_eq!(x.get(key(i, g)), Some(&(i + 1)));
+        }
+    }
+
+    #[test]
     fn sort_as_puts_shared_entities_first(
         a in prop::collection::btree_set(0..300u32, 0..80),
         b in prop::collection::vec(0..300u32, 0..80),

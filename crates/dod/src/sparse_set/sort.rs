@@ -1,5 +1,6 @@
 //! Reordering the dense arrays: sorts, and `sort_as` to walk two sets in lockstep.
 
+use super::pages::{decode, slot_tag};
 use super::{SparseSet, TOMBSTONE};
 use alloc::vec::Vec;
 use core::cmp::Ordering;
@@ -93,14 +94,16 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
 
     /// Reorders this set so that the entities it shares with `other` come first, in `other`'s
     /// order; the others follow in an unspecified order (EnTT's `sort_as`: sort the bones in
-    /// node order). Entities are matched by index. Pending tombstones of this set are removed
-    /// first.
+    /// node order). Entities are matched as [`join`](SparseSet::join) pairs them: by index,
+    /// and only if their tags agree or either was inserted by a plain `u32`, so a dead
+    /// entity's leftover here is not lined up with a new entity of the same index there.
+    /// Pending tombstones of this set are removed first.
     ///
-    /// When every entity of `other` is in this set and `other` has no pending removals,
-    /// position `i` of both sets then holds the same entity for every `i < other.len()`, so
-    /// the two can be walked in lockstep. Otherwise only the order is shared: an entity of
-    /// `other` that this set lacks, or a tombstone of `other`, takes a position in `other`
-    /// and none here.
+    /// When every entity of `other` is shared with this set and `other` has no pending
+    /// removals, position `i` of both sets then holds the same entity for every
+    /// `i < other.len()`, so the two can be walked in lockstep. Otherwise only the order is
+    /// shared: an entity of `other` that this set lacks (or holds under another tag), or a
+    /// tombstone of `other`, takes a position in `other` and none here.
     ///
     /// O(other.len()): one probe and at most one swap per entity of `other`, after an
     /// O(len) compaction if removals are pending.
@@ -117,6 +120,14 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// let nodes: SparseSet<&str> = [(7u32, "n7"), (5, "n5")].into_iter().collect();
     /// bones.sort_as(&nodes);
     /// assert_eq!(&bones.indices()[..nodes.len()], nodes.indices());
+    ///
+    /// // Keys: the bone left by a dead entity 7 is not lined up with the new entity 7.
+    /// use dod::Handle;
+    /// let k = |i, g| Handle::new(i, g, 0).unwrap();
+    /// let nodes: SparseSet<&str> = [(k(7, 2), "n7v2"), (k(5, 1), "n5")].into_iter().collect();
+    /// let mut bones: SparseSet<&str> = [(k(5, 1), "b5"), (k(7, 1), "b7v1")].into_iter().collect();
+    /// bones.sort_as(&nodes);
+    /// assert_eq!(bones.values()[0], "b5");
     /// ```
     pub fn sort_as<U, const P2: usize>(&mut self, other: &SparseSet<U, P2>) {
         self.compact();
@@ -125,7 +136,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             if e == TOMBSTONE {
                 continue;
             }
-            let Some(pos) = self.position(e) else {
+            let slot = self.slot(e);
+            let (mine, theirs) = (slot_tag(slot), slot_tag(other.slot(e)));
+            if mine != 0 && theirs != 0 && mine != theirs {
+                // Another entity of the same index: not shared.
+                continue;
+            }
+            let Some(pos) = decode(slot) else {
                 continue;
             };
             if pos != w {
