@@ -98,8 +98,8 @@ pub use entity::{Entities, Entity};
 pub use error::{NoSuchEntity, SingleError};
 pub use group::{GroupError, MAX_OWNED};
 pub use query::{
-    Added, Changed, Has, Or, Query, QueryData, QueryFilter, QueryIntoIter, QueryIter, QueryState,
-    ReadOnlyQueryData, SharedQuery, SliceData, With, Without,
+    Added, Changed, GroupEntities, Has, Or, Query, QueryData, QueryFilter, QueryIntoIter,
+    QueryIter, QueryState, ReadOnlyQueryData, SharedQuery, SliceData, With, Without,
 };
 pub use storage::{Component, ComponentId, Tick};
 pub use view::ViewMut;

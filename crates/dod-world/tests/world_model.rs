@@ -2503,11 +2503,34 @@ impl Harness {
             })
             .collect();
         let len = match g {
-            0 => w.query::<(&mut A, &C)>().slices().map(|(a, c)| {
-                assert_eq!(a.len(), c.len());
-                a.iter_mut().for_each(|a| a.0 = bump_a(a.0));
-                a.len()
-            }),
+            0 => {
+                // The values of each position, by entity, to check the entities' order after.
+                let mut q = w.query::<(Entity, &mut A, &C)>();
+                let seen = q.slices().map(|(es, a, c)| {
+                    assert_eq!((es.len(), a.len()), (c.len(), c.len()));
+                    a.iter_mut().for_each(|a| a.0 = bump_a(a.0));
+                    es.iter()
+                        .zip(a.iter().zip(c))
+                        .map(|(e, (a, c))| (e, (a.0, c.v)))
+                        .collect::<Vec<_>>()
+                });
+                drop(q);
+                seen.map(|seen| {
+                    for &(e, v) in &seen {
+                        assert_eq!(
+                            w.get::<A>(e).map(|a| a.0),
+                            Some(v.0),
+                            "A of {e:?} by position"
+                        );
+                        assert_eq!(
+                            w.get::<C>(e).map(|c| c.v),
+                            Some(v.1),
+                            "C of {e:?} by position"
+                        );
+                    }
+                    seen.len()
+                })
+            }
             1 => w.query::<(&mut T2, &G)>().slices().map(|(t, g)| {
                 assert_eq!(t.len(), g.len());
                 t.len()

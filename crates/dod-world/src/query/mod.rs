@@ -37,7 +37,7 @@ use crate::storage::{ComponentId, Tick};
 use data::{Driver, RunTicks};
 pub use data::{Has, QueryData, ReadOnlyQueryData};
 pub use filter::{Added, Changed, Or, QueryFilter, With, Without};
-pub use slices::SliceData;
+pub use slices::{GroupEntities, SliceData};
 pub use state::QueryState;
 
 /// How many positions a run checks for alignment at once (one slice comparison per element).

@@ -2,12 +2,15 @@
 
 use core::slice;
 
+use core::fmt;
+
 use super::data::Column;
 use super::{Form, Query, QueryData, QueryForm};
+use crate::entity::{Entities, Entity};
 use crate::storage::{Component, ComponentId};
 
-/// A [`QueryData`] made only of `&T` and `&mut T` (or tuples of them): what
-/// [`Query::slices`] can hand out as slices.
+/// A [`QueryData`] made only of [`Entity`], `&T` and `&mut T` (or tuples of them): what
+/// [`Query::slices`] can hand out as slices ([`GroupEntities`] for `Entity`).
 ///
 /// # Safety
 ///
@@ -22,14 +25,19 @@ pub unsafe trait SliceData: QueryData {
     #[doc(hidden)]
     fn ids(state: &Self::State<'_>, out: &mut alloc::vec::Vec<ComponentId>);
 
-    /// The first `len` values of each storage.
+    /// The first `len` values of each storage; `indices` are the group's entity indices, in
+    /// its order (`len` of them).
     ///
     /// # Safety
     ///
     /// Every element's storage holds at least `len` values; the run is exclusively the
     /// caller's, and nothing else of it is live.
     #[doc(hidden)]
-    unsafe fn slices<'w>(state: &Self::State<'w>, len: usize) -> Self::Slices<'w>;
+    unsafe fn slices<'w>(
+        state: &Self::State<'w>,
+        len: usize,
+        indices: &'w [u32],
+    ) -> Self::Slices<'w>;
 }
 
 /// The component of a column.
@@ -48,7 +56,7 @@ unsafe impl<T: Component> SliceData for &T {
         out.push(column_id(state));
     }
 
-    unsafe fn slices<'w>(state: &Self::State<'w>, len: usize) -> &'w [T] {
+    unsafe fn slices<'w>(state: &Self::State<'w>, len: usize, _: &'w [u32]) -> &'w [T] {
         match *state {
             // SAFETY: `len` values are there (the caller's contract) and the run may read
             // them for `'w`.
@@ -67,7 +75,7 @@ unsafe impl<T: Component> SliceData for &mut T {
         out.push(column_id(state));
     }
 
-    unsafe fn slices<'w>(state: &Self::State<'w>, len: usize) -> &'w mut [T] {
+    unsafe fn slices<'w>(state: &Self::State<'w>, len: usize, _: &'w [u32]) -> &'w mut [T] {
         match *state {
             Column::Set {
                 values,
@@ -88,6 +96,95 @@ unsafe impl<T: Component> SliceData for &mut T {
     }
 }
 
+/// The entities of an owning group in its packed order, handed out by [`Query::slices`] for an
+/// [`Entity`] element: the entity at position `p` owns the values at `p` of every slice.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use dod_world::{Entity, World};
+/// struct Parent(Option<Entity>);
+/// struct Depth(u32);
+///
+/// let mut world = World::builder().group::<(Parent, Depth)>().build();
+/// let root = world.spawn((Parent(None), Depth(0)));
+/// let kid = world.spawn((Parent(Some(root)), Depth(0)));
+/// world.spawn((Parent(Some(kid)), Depth(0)));
+/// world.sort_group_by::<Parent>(|a, b| a.0.is_some().cmp(&b.0.is_some())); // root first
+/// let mut q = world.query::<(Entity, &Parent, &mut Depth)>();
+/// let (entities, parents, depths) = q.slices().unwrap();
+/// let at: HashMap<Entity, usize> = entities.iter().enumerate().map(|(p, e)| (e, p)).collect();
+/// // Parents before children: each depth from the parent's, found by position.
+/// for p in 0..entities.len() {
+///     if let Some(parent) = parents[p].0 {
+///         if at[&parent] < p {
+///             depths[p].0 = depths[at[&parent]].0 + 1;
+///         }
+///     }
+/// }
+/// assert_eq!(entities.get(0), Some(root));
+/// assert_eq!(depths.iter().map(|d| d.0).collect::<Vec<_>>(), [0, 1, 2]);
+/// ```
+#[derive(Clone, Copy)]
+pub struct GroupEntities<'w> {
+    indices: &'w [u32],
+    entities: &'w Entities,
+}
+
+impl<'w> GroupEntities<'w> {
+    /// How many entities the group holds.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// Whether the group holds no entity.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    /// The entity at position `p`, or `None` past the end.
+    #[inline]
+    pub fn get(&self, p: usize) -> Option<Entity> {
+        let &i = self.indices.get(p)?;
+        Some(self.entities.entity_at(i))
+    }
+
+    /// The entities, in the group's order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Entity> + DoubleEndedIterator + 'w {
+        let entities = self.entities;
+        self.indices.iter().map(move |&i| entities.entity_at(i))
+    }
+
+    /// The entities' indices ([`Entity::index`]), in the group's order.
+    #[inline]
+    pub fn indices(&self) -> &'w [u32] {
+        self.indices
+    }
+}
+
+impl fmt::Debug for GroupEntities<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+// SAFETY: reads only the allocator's tags, which no query writes, and the group's indices,
+// which nothing writes while the run lives.
+#[allow(unsafe_code)]
+unsafe impl SliceData for Entity {
+    type Slices<'w> = GroupEntities<'w>;
+
+    fn ids(_: &Self::State<'_>, _: &mut alloc::vec::Vec<ComponentId>) {}
+
+    unsafe fn slices<'w>(state: &&'w Entities, _: usize, indices: &'w [u32]) -> GroupEntities<'w> {
+        GroupEntities {
+            indices,
+            entities: state,
+        }
+    }
+}
+
 macro_rules! tuple_slices {
     ($($q:ident $i:tt),+) => {
         // SAFETY: element by element; the elements name distinct storages (checked).
@@ -99,9 +196,13 @@ macro_rules! tuple_slices {
                 $($q::ids(&state.$i, out);)+
             }
 
-            unsafe fn slices<'w>(state: &Self::State<'w>, len: usize) -> Self::Slices<'w> {
+            unsafe fn slices<'w>(
+                state: &Self::State<'w>,
+                len: usize,
+                indices: &'w [u32],
+            ) -> Self::Slices<'w> {
                 // SAFETY: forwarded contract.
-                ($(unsafe { $q::slices(&state.$i, len) },)+)
+                ($(unsafe { $q::slices(&state.$i, len, indices) },)+)
             }
         }
     };
@@ -125,8 +226,10 @@ where
     Form<SHARED>: QueryForm,
 {
     /// The packed values of an owning group, as slices position for position: entity
-    /// `group[p]` has `slices.0[p]`, `slices.1[p]`, ... `None` unless `Q`'s types are exactly
-    /// the types of one group (in any order). For code that works on whole arrays.
+    /// `group[p]` has `slices.0[p]`, `slices.1[p]`, ... `None` unless `Q`'s component types
+    /// are exactly the types of one group (in any order). For code that works on whole
+    /// arrays. An [`Entity`] element hands out the group's entities in the same order
+    /// ([`GroupEntities`]), to find a position by entity or an entity by position.
     ///
     /// A `&mut [T]` of a tracked type marks every value of it changed.
     ///
@@ -175,11 +278,12 @@ where
                 .all(|id| columns[id.index()].any().len() >= group.len),
             "a group's length is past one of its storages"
         );
+        let indices = &columns[owned[0].index()].any().dense_indices()[..group.len];
         // SAFETY: every owned storage holds the group's `len` packed values (just checked);
         // the run is fresh, exclusively the query's (checked by `prepare`), and the slices
         // borrow `self`.
         #[allow(unsafe_code)]
-        let slices = unsafe { Q::slices(&run.data, group.len) };
+        let slices = unsafe { Q::slices(&run.data, group.len, indices) };
         Some(slices)
     }
 }
