@@ -358,10 +358,11 @@ fn check_exprs(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u32>) {
     );
     assert_eq!((a ^ b).is_subset(a - b), mb.is_subset(ma));
     assert!(a.not().is_disjoint(a));
-    // Compared over the larger universe: the complement of `a` there is in `b` iff `b` holds
-    // every index of it.
-    let covered = mb.range(..u).filter(|i| !ma.contains(i)).count();
-    assert_eq!((!a).is_subset(b), covered == universe - ma.len());
+    // Read whole: the complement of `a` within its universe is in `b` iff `b` holds every
+    // index of it.
+    let ua = a.universe() as u32;
+    let covered = mb.range(..ua).filter(|i| !ma.contains(i)).count();
+    assert_eq!((!a).is_subset(b), covered == ua as usize - ma.len());
 }
 
 /// What an expression of `a`, `b` and complements is, in the model: a finite set, or every
@@ -430,17 +431,27 @@ fn check_complements(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u
     check_expect("!(a & !b)", !(a & !b), &AllBut(ma - mb), universe);
     check_expect("!(a | !b)", !(a | !b), &Finite(mb - ma), universe);
     assert!((a - b).blocks().eq((a & !b).blocks()));
-    // Comparisons.
-    assert_eq!(a.is_subset(!b), ma.is_disjoint(mb));
-    assert_eq!(a.is_disjoint(!b), ma.is_subset(mb));
+    // Comparisons read both sides whole: `!b` is the complement within `b`'s universe.
+    let ub = b.universe() as u32;
+    let in_not_b = |x: &u32| *x < ub && !mb.contains(x);
+    assert_eq!(a.is_subset(!b), ma.iter().all(in_not_b), "a <= !b");
+    assert_eq!(a.is_disjoint(!b), !ma.iter().any(in_not_b), "a disjoint !b");
+    assert_eq!((!b).is_superset(a), a.is_subset(!b));
     assert!((a & !b).is_disjoint(b));
+    // `!a & !b` read whole runs to the larger universe: within `!a` (read whole) iff `b`
+    // holds every index from `a`'s universe up to it.
+    let (ua, big) = (a.universe() as u32, universe as u32);
+    let tail_in_b = big <= ua || mb.range(ua..big).count() == (big - ua) as usize;
+    assert_eq!((!a & !b).is_subset(!a), tail_in_b, "!a & !b <= !a");
     // In place: the same sets, in the universe each form gives.
     let mut c = a.clone();
     c &= !b;
+    c.assert_invariants();
     assert!(c.iter().eq((ma - mb).iter().copied()), "&= !b");
     assert_eq!(c.universe(), a.universe());
     let mut c = a.clone();
     c -= !b;
+    c.assert_invariants();
     assert!(c.iter().eq((ma & mb).iter().copied()), "-= !b");
     if universe <= a.max_index() as usize + 1 {
         let mut c = a.clone();
@@ -665,6 +676,40 @@ proptest! {
         check(&s, &m, universe);
         prop_assert_eq!(s.as_words(), &words[..]);
     }
+}
+
+#[test]
+fn comparisons_read_complements_whole() {
+    let empty = BitSet::new();
+    assert!((!&empty).is_empty());
+    // An empty set is a subset of anything, whatever the universe of the set it complements.
+    assert!((!&empty).is_subset(&BitSet::with_universe(10)));
+    assert!((!&empty).is_subset(&BitSet::new()));
+    let a: BitSet = [5].into_iter().collect();
+    let b: BitSet = [0].into_iter().collect(); // `!b` read whole is empty
+    assert!((!&b).iter().next().is_none() && !(!&b).contains(5));
+    assert!(!a.is_subset(!&b));
+    assert!(!(!&b).is_superset(&a));
+    assert!(a.is_disjoint(!&b));
+    // Inside an expression the complement holds 5: `a & !b` is `a`.
+    assert!((&a & !&b).iter().eq([5]));
+}
+
+#[test]
+fn a_finite_expression_of_complements_skips_past_its_universe() {
+    // `!a - !b` is `b - a`: finite, with complements inside, read whole over 15 626 words.
+    let a: BitSet = [1_000_000].into_iter().collect();
+    let b: BitSet = [999_999].into_iter().collect();
+    let e = !&a - !&b;
+    assert!(e.iter().eq([999_999]));
+    // Its summary is cut at the universe: no bit for a word past it, in any layer.
+    assert_eq!(e.summary(0, 245), 0, "layer 0 covers words 15 680 and up");
+    assert_eq!(
+        e.summary(1, 4),
+        0,
+        "layer 1 covers layer-0 words 256 and up"
+    );
+    assert_eq!((!&a & !&b & &b).summary(0, 300), 0);
 }
 
 #[test]

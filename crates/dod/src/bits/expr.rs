@@ -73,8 +73,9 @@ use super::{summary_levels, words_for, BitSet};
 /// Note that `-` binds tighter than `&`: `&a & &b - &c` is `a.and(b.and_not(c))`, which is
 /// the same set as `a.and(b).and_not(c)`.
 pub trait Bits {
-    /// Every index of the set is below the universe. For binary expressions it is the larger
-    /// of the operands' universes; [`not`](Bits::not) complements within it.
+    /// Every index of the set, read whole, is below the universe. For binary expressions it
+    /// is the larger of the operands' universes; [`not`](Bits::not) read whole complements
+    /// within it.
     fn universe(&self) -> usize;
 
     /// Word `i`: bit `j` is index `64 * i + j`. Zero for words past the universe, and the bits
@@ -114,6 +115,14 @@ pub trait Bits {
     #[inline]
     fn raw_summary(&self, level: usize, i: usize) -> u64 {
         self.summary(level, i)
+    }
+
+    /// Whether [`raw_summary`](Bits::raw_summary) may have bits past the universe: a
+    /// complement's all-ones summary takes part in it, so a read whole cuts it.
+    #[doc(hidden)]
+    #[inline]
+    fn loose(&self) -> bool {
+        false
     }
 
     /// The indices in ascending order.
@@ -240,9 +249,10 @@ pub trait Bits {
         index < self.universe() && self.word(index >> 6) & (1 << (index & 63)) != 0
     }
 
-    /// Whether every index of the set is in `other` (`BTreeSet::is_subset`). Exact: walks
-    /// the words of `self.and_not(other)` where the set's summary has a bit, and stops at the
-    /// first non-zero one. O(non-empty words).
+    /// Whether every index of the set is in `other` (`BTreeSet::is_subset`). Both sets are
+    /// read whole, as iteration reads them: a complement counts only the indices below its
+    /// universe. Exact: walks the words of the difference where the set's summary has a bit,
+    /// and stops at the first non-zero one. O(non-empty words).
     ///
     /// ```
     /// use dod::{BitSet, Bits};
@@ -259,11 +269,12 @@ pub trait Bits {
     where
         Self: Sized,
     {
-        self.and_not(other).is_empty()
+        Whole(self).and_not(Whole(other)).is_empty()
     }
 
     /// Whether every index of `other` is in the set (`BTreeSet::is_superset`): `other`
-    /// [`is_subset`](Bits::is_subset) of the set. O(non-empty words of `other`).
+    /// [`is_subset`](Bits::is_subset) of the set, both read whole. O(non-empty words of
+    /// `other`).
     ///
     /// ```
     /// use dod::{BitSet, Bits};
@@ -278,11 +289,12 @@ pub trait Bits {
     where
         Self: Sized,
     {
-        other.and_not(self).is_empty()
+        Whole(other).and_not(Whole(self)).is_empty()
     }
 
-    /// Whether the set and `other` have no index in common (`BTreeSet::is_disjoint`). Exact:
-    /// only words where both summaries have a bit are read. O(non-empty words).
+    /// Whether the set and `other` have no index in common (`BTreeSet::is_disjoint`), both
+    /// read whole. Exact: only words where both summaries have a bit are read. O(non-empty
+    /// words).
     ///
     /// ```
     /// use dod::{BitSet, Bits};
@@ -297,7 +309,7 @@ pub trait Bits {
     where
         Self: Sized,
     {
-        self.and(other).is_empty()
+        Whole(self).and(Whole(other)).is_empty()
     }
 
     /// A parallel iterator over the indices (feature `rayon`). Work is split on the words of
@@ -513,6 +525,28 @@ pub struct Not<A> {
     a: A,
 }
 
+/// A set read whole, as one operand of a comparison: its words cut at its universe, so that
+/// a complement in it holds nothing past the universe (comparisons agree with iteration).
+#[derive(Clone, Copy)]
+struct Whole<A>(A);
+
+impl<A: Bits> Bits for Whole<A> {
+    #[inline]
+    fn universe(&self) -> usize {
+        self.0.universe()
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> u64 {
+        self.0.word(i)
+    }
+
+    #[inline]
+    fn summary(&self, level: usize, i: usize) -> u64 {
+        self.0.summary(level, i)
+    }
+}
+
 /// Word `i` of a set of universe `universe` whose raw word is `w`: cut at the universe.
 #[inline]
 fn cut(universe: usize, i: usize, w: u64) -> u64 {
@@ -572,7 +606,10 @@ macro_rules! binary {
             #[inline]
             fn summary(&self, level: usize, i: usize) -> u64 {
                 let s = self.raw_summary(level, i);
-                if self.cofinite() {
+                // A complement's raw summary is all ones: cut it at the universe wherever one
+                // takes part (a finite `!a - !b` too), so that reading whole skips what lies
+                // past it. With sets alone (known when compiled) it is exact already.
+                if self.loose() {
                     s & within(self.universe(), level, i)
                 } else {
                     s
@@ -584,6 +621,11 @@ macro_rules! binary {
                 let $ca = self.a.cofinite();
                 let $cb = self.b.cofinite();
                 $cofinite
+            }
+
+            #[inline]
+            fn loose(&self) -> bool {
+                self.cofinite() || self.a.loose() || self.b.loose()
             }
 
             #[inline]
@@ -641,6 +683,12 @@ impl<A: Bits> Bits for Not<A> {
     #[inline]
     fn cofinite(&self) -> bool {
         !self.a.cofinite()
+    }
+
+    #[inline]
+    fn loose(&self) -> bool {
+        // The complement of a cofinite set has the tight summary of its universe.
+        self.cofinite()
     }
 
     #[inline]

@@ -1686,6 +1686,8 @@ impl BitSet {
     }
 
     /// Keeps only the indices also in `other` (in place). O(n / 64). Also written `a &= &b`.
+    /// `other` is read as an operand of an expression: `a &= !&b` keeps the indices of `a`
+    /// past `b`'s universe (it is `a -= &b`).
     ///
     /// ```
     /// let mut a: dod::BitSet = [1, 2, 3].into_iter().collect();
