@@ -277,8 +277,8 @@ impl fmt::Debug for Commands {
 fn reserved_elsewhere(e: Entity, here: u16) -> ! {
     panic!(
         "Commands::spawn reserved {e} from the entities of world {} and the commands were \
-         applied to world {here}: apply commands to the world whose entities named their \
-         spawns",
+         applied to world {here} (another world, or this one after it loaded a save, which \
+         takes the save's id): apply commands to the world whose entities named their spawns",
         dod::Key::type_id(e)
     )
 }

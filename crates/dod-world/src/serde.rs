@@ -333,7 +333,8 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
     }
 
     /// A struct as formats that are not self-describing (postcard, bincode) give it:
-    /// its fields in order, as [`Serialize`] writes them; `data_names` may be missing.
+    /// its fields in order, as [`Serialize`] writes them; `data` and `data_names` may be
+    /// missing at the end, as they may be missing from the keyed form.
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<World, A::Error> {
         let missing = |at: usize| de::Error::invalid_length(at, &"the fields of a saved world");
         let f = Fields {
@@ -345,8 +346,17 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
                 seq.next_element_seed(ComponentsSeed(&self.world))?
                     .ok_or_else(|| missing(4))?,
             ),
-            data: Some(seq.next_element()?.ok_or_else(|| missing(5))?),
-            names: seq.next_element()?,
+            // Optional, as in the keyed form: a save may end before them.
+            data: seq.next_element()?,
+            names: None,
+        };
+        let f = Fields {
+            names: if f.data.is_some() {
+                seq.next_element()?
+            } else {
+                None
+            },
+            ..f
         };
         self.finish(f)
     }

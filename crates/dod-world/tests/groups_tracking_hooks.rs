@@ -1228,3 +1228,33 @@ fn a_take_whose_remove_hook_panics_keeps_the_later_components() {
     );
     world.assert_invariants();
 }
+
+#[test]
+fn a_change_filter_needs_a_query_state() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    world.track::<Vel>();
+    let a = world.spawn((Pos(0.0), Vel(0.0)));
+    let b = world.spawn((Pos(0.0), Vel(0.0)));
+    // A plain query has no last run to answer relative to.
+    let r = quietly(|| world.query::<Entity>().filter::<Changed<Pos>>().count());
+    let msg = *r.expect_err("a panic").downcast::<String>().unwrap();
+    assert!(msg.contains("QueryState"), "{msg}");
+    // A state's query takes one, inside an `Or` too.
+    let mut state = QueryState::<Entity>::new();
+    assert_eq!(
+        state
+            .query(&mut world)
+            .filter::<dod_world::Or<(Changed<Pos>, Added<Vel>)>>()
+            .count(),
+        2
+    );
+    world.get_mut::<Pos>(b).unwrap().0 = 1.0;
+    let got: Vec<Entity> = state
+        .query(&mut world)
+        .filter::<dod_world::Or<(Changed<Pos>, Added<Vel>)>>()
+        .iter()
+        .collect();
+    assert_eq!(got, [b]);
+    let _ = a;
+}

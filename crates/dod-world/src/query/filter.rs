@@ -75,7 +75,8 @@ pub(super) fn presence<T: Component>(world: &World, id: ComponentId) -> Presence
 }
 
 /// A condition a query's entities meet: `()` (none), [`With<T>`], [`Without<T>`],
-/// [`Added<T>`], [`Changed<T>`], and tuples of up to 12 of them (all must hold).
+/// [`Added<T>`], [`Changed<T>`], tuples of up to 12 of them (all must hold) and [`Or`] of up
+/// to 8 (one must).
 ///
 /// # Safety
 ///
@@ -90,6 +91,11 @@ pub unsafe trait QueryFilter {
     /// Whether the filter keeps every entity (`()` and tuples of it): a run can skip it.
     #[doc(hidden)]
     const KEEPS_ALL: bool = false;
+
+    /// Whether the filter holds a change filter ([`Added`], [`Changed`]), which answers
+    /// relative to a query's last run: only a [`QueryState`](crate::QueryState) has one.
+    #[doc(hidden)]
+    const CHANGES: bool = false;
 
     /// Declares the storages read (as filters: only their sparse side and stamps).
     #[doc(hidden)]
@@ -401,6 +407,7 @@ macro_rules! change_filter {
         #[allow(unsafe_code)]
         unsafe impl<T: Component> QueryFilter for $name<T> {
             type State<'w> = Stamps<'w>;
+            const CHANGES: bool = true;
 
             fn access(world: &World, out: &mut Accesses) {
                 require_tracked::<T>(world, $added);
@@ -475,6 +482,7 @@ macro_rules! tuple_filter {
         unsafe impl<$($f: QueryFilter),*> QueryFilter for ($($f,)*) {
             type State<'w> = ($($f::State<'w>,)*);
             const KEEPS_ALL: bool = true $(&& $f::KEEPS_ALL)*;
+            const CHANGES: bool = false $(|| $f::CHANGES)*;
 
             fn access(world: &World, out: &mut Accesses) {
                 $($f::access(world, out);)*
@@ -595,6 +603,7 @@ macro_rules! or_filter {
         unsafe impl<$($f: QueryFilter),*> QueryFilter for Or<($($f,)*)> {
             // A filter whose storage does not exist matches nothing: `None`.
             type State<'w> = ($(Option<$f::State<'w>>,)*);
+            const CHANGES: bool = false $(|| $f::CHANGES)*;
 
             fn access(world: &World, out: &mut Accesses) {
                 let from = out.len();

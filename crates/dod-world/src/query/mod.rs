@@ -118,8 +118,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Run<'w, Q, F> {
 /// The entities that have the components of `Q` and pass the filter `F`, with references to
 /// the components. Made by [`World::query`], [`World::query_ref`] and [`Shared::query`].
 ///
-/// `Q` is [`Entity`], `&T`, `&mut T`, `Option<&T>`, `Option<&mut T>` or a tuple of them; `F`
-/// is added with [`with`](Query::with) and [`without`](Query::without).
+/// `Q` is [`Entity`], `&T`, `&mut T`, `Option<&T>`, `Option<&mut T>`, [`Has<T>`] or a tuple
+/// of them; `F` is added with [`with`](Query::with), [`without`](Query::without) and
+/// [`filter`](Query::filter), or named in a [`QueryState`].
 ///
 /// `SHARED` tells the two forms apart. A query made from `&mut World` has the world to
 /// itself for `'w`, and a read-only one made from `&World` knows that nothing writes to it
@@ -360,8 +361,13 @@ where
     }
 
     /// The query, keeping only entities that also pass the filter `G`: any [`QueryFilter`],
-    /// such as an [`Or`] of others, or a change filter (which answers relative to the query's
-    /// last run: use a [`QueryState`] to keep one).
+    /// such as an [`Or`] of others.
+    ///
+    /// # Panics
+    ///
+    /// If `G` holds a change filter ([`Added`], [`Changed`]) and the query is not a
+    /// [`QueryState`]'s: a change filter answers relative to the last run, which only a
+    /// state remembers. Name it in the state's type, or add it to the state's query.
     ///
     /// ```
     /// use dod_world::{Or, With, Without, World};
@@ -382,7 +388,11 @@ where
     /// friends.sort();
     /// assert_eq!(friends, [1, 3]);
     /// ```
+    #[track_caller]
     pub fn filter<G: QueryFilter>(self) -> Query<'w, Q, (F, G), SHARED> {
+        if G::CHANGES && self.last_run.is_none() {
+            change_filter_without_state::<G>();
+        }
         self.refilter()
     }
 
@@ -1092,3 +1102,13 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F, false> {
 
 #[cfg(feature = "rayon")]
 mod par;
+
+#[cold]
+#[track_caller]
+fn change_filter_without_state<G>() -> ! {
+    panic!(
+        "{} holds a change filter, which answers relative to a query's last run: name it in \
+         a QueryState (QueryState<Q, F>), which remembers one",
+        core::any::type_name::<G>()
+    )
+}
