@@ -332,9 +332,10 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         self.finish(f)
     }
 
-    /// A struct as formats that are not self-describing (postcard, bincode) give it:
-    /// its fields in order, as [`Serialize`] writes them; `data` and `data_names` may be
-    /// missing at the end, as they may be missing from the keyed form.
+    /// A struct as formats that are not self-describing (postcard, bincode) give it: its
+    /// fields in order, as [`Serialize`] writes them. Those formats read all seven fields;
+    /// a format that gives a struct as an array and says where it ends (JSON's `[..]`) may
+    /// end it before `data` or `data_names`, as the keyed form may leave them out.
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<World, A::Error> {
         let missing = |at: usize| de::Error::invalid_length(at, &"the fields of a saved world");
         let f = Fields {
@@ -346,7 +347,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
                 seq.next_element_seed(ComponentsSeed(&self.world))?
                     .ok_or_else(|| missing(4))?,
             ),
-            // Optional, as in the keyed form: a save may end before them.
+            // Optional, as in the keyed form: an array that ends early leaves them out.
             data: seq.next_element()?,
             names: None,
         };
