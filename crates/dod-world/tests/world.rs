@@ -708,6 +708,28 @@ mod saving {
     }
 
     #[test]
+    fn a_world_given_as_an_array_loads_with_or_without_its_last_fields() {
+        let mut world = saving_world();
+        let a = world.spawn((Name("a".into()),));
+        let keyed: serde_json::Value = serde_json::to_value(&world).unwrap();
+        let field = |k: &str| keyed[k].clone();
+        let head = ["world_id", "min_free", "slots", "free", "components"].map(field);
+        // All seven, then without `data_names`, then without `data` either.
+        for n in [7, 6, 5] {
+            let mut array: Vec<serde_json::Value> = head.to_vec();
+            array.extend(["data", "data_names"].map(field).into_iter().take(n - 5));
+            let loaded = loaded_from(&serde_json::Value::Array(array).to_string());
+            assert_eq!(loaded.get::<Name>(a), Some(&Name("a".into())), "{n} fields");
+        }
+        // Fewer than the five required: an error naming the length.
+        let mut short = saving_world();
+        let r = short.load(&mut serde_json::Deserializer::from_str(
+            &serde_json::Value::Array(head[..4].to_vec()).to_string(),
+        ));
+        assert!(r.unwrap_err().to_string().contains("invalid length 4"));
+    }
+
+    #[test]
     fn a_loaded_world_keeps_entities_generations_and_the_free_queue() {
         let mut world = saving_world();
         let es: Vec<Entity> = (0..10)
