@@ -13,6 +13,11 @@ use crate::World;
 /// A recorded insertion: gives the entity its bundle, `false` if it is gone.
 type InsertFn = Box<dyn FnOnce(&mut World, Entity) -> bool + Send + Sync>;
 
+/// Gives an entity `bundle` when applied: `false` if the entity is gone.
+fn insertion<B: Bundle>(bundle: B) -> InsertFn {
+    Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok())
+}
+
 /// A recorded spawn whose entity is allocated when it is made.
 type SpawnFn = Box<dyn FnOnce(&mut World) + Send + Sync>;
 
@@ -147,10 +152,8 @@ impl Commands {
     pub fn spawn<B: Bundle>(&mut self, entities: &Entities, bundle: B) -> Entity {
         crate::bundle::check_distinct::<B>();
         let e = entities.reserve();
-        self.commands.push(Command::SpawnReserved(
-            e,
-            Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok()),
-        ));
+        self.commands
+            .push(Command::SpawnReserved(e, insertion(bundle)));
         e
     }
 
@@ -199,10 +202,7 @@ impl Commands {
     #[track_caller]
     pub fn insert<B: Bundle>(&mut self, e: Entity, bundle: B) {
         crate::bundle::check_distinct::<B>();
-        self.commands.push(Command::Insert(
-            e,
-            Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok()),
-        ));
+        self.commands.push(Command::Insert(e, insertion(bundle)));
     }
 
     /// Records that `e` loses its `T` (dropped when applied).

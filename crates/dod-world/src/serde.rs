@@ -338,28 +338,30 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
     /// end it before `data` or `data_names`, as the keyed form may leave them out.
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<World, A::Error> {
         let missing = |at: usize| de::Error::invalid_length(at, &"the fields of a saved world");
-        let f = Fields {
-            world_id: Some(seq.next_element()?.ok_or_else(|| missing(0))?),
-            min_free: Some(seq.next_element()?.ok_or_else(|| missing(1))?),
-            slots: Some(seq.next_element()?.ok_or_else(|| missing(2))?),
-            free: Some(seq.next_element()?.ok_or_else(|| missing(3))?),
-            components: Some(
-                seq.next_element_seed(ComponentsSeed(&self.world))?
-                    .ok_or_else(|| missing(4))?,
-            ),
-            // Optional, as in the keyed form: an array that ends early leaves them out.
-            data: seq.next_element()?,
-            names: None,
+        let world_id = Some(seq.next_element()?.ok_or_else(|| missing(0))?);
+        let min_free = Some(seq.next_element()?.ok_or_else(|| missing(1))?);
+        let slots = Some(seq.next_element()?.ok_or_else(|| missing(2))?);
+        let free = Some(seq.next_element()?.ok_or_else(|| missing(3))?);
+        let components = Some(
+            seq.next_element_seed(ComponentsSeed(&self.world))?
+                .ok_or_else(|| missing(4))?,
+        );
+        // Optional, as in the keyed form: an array that ends early leaves them out.
+        let data = seq.next_element()?;
+        let names = if data.is_some() {
+            seq.next_element()?
+        } else {
+            None
         };
-        let f = Fields {
-            names: if f.data.is_some() {
-                seq.next_element()?
-            } else {
-                None
-            },
-            ..f
-        };
-        self.finish(f)
+        self.finish(Fields {
+            world_id,
+            min_free,
+            slots,
+            free,
+            components,
+            data,
+            names,
+        })
     }
 }
 

@@ -1113,3 +1113,13 @@ impl Components {
         Some(self.columns[id.index()].storage_of_mut())
     }
 }
+
+/// Panics for `what` (a filter, or a call), which needs `T` tracked and found it not.
+#[cold]
+#[track_caller]
+pub(crate) fn needs_tracking<T: Component>(what: core::fmt::Arguments<'_>) -> ! {
+    panic!(
+        "{what} needs the type tracked: call world.track::<{}>() first",
+        core::any::type_name::<T>()
+    )
+}

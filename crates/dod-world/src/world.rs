@@ -1102,7 +1102,10 @@ impl World {
             .and_then(|s| s.ticks.as_ref())
         {
             Some(t) => &t.removed,
-            None => not_tracked_for_removed::<T>(),
+            None => crate::storage::needs_tracking::<T>(format_args!(
+                "removed::<{}>()",
+                core::any::type_name::<T>()
+            )),
         }
     }
 
@@ -2160,7 +2163,7 @@ impl fmt::Debug for Shared<'_> {
 /// A finite cascade runs a round per level (a hook that despawns the children of the
 /// despawned, down a chain of bones), and every level but a few is an entity; hooks that
 /// feed each other run forever, and stop here in time proportional to the world.
-pub(crate) fn hook_round_limit(alive: usize) -> usize {
+fn hook_round_limit(alive: usize) -> usize {
     alive.saturating_mul(4).saturating_add(1_000)
 }
 
@@ -2170,15 +2173,5 @@ fn hooks_feed_each_other(limit: usize) -> ! {
     panic!(
         "hooks kept recording commands for {limit} rounds (1 000, plus 4 for every entity \
          alive when they started): hooks that feed each other?"
-    )
-}
-
-#[cold]
-#[track_caller]
-fn not_tracked_for_removed<T: Component>() -> ! {
-    panic!(
-        "removed::<{}>() needs the type tracked: call world.track::<{}>() first",
-        core::any::type_name::<T>(),
-        core::any::type_name::<T>()
     )
 }

@@ -368,12 +368,8 @@ fn require_tracked<T: Component>(world: &World, added: bool) {
 #[cold]
 #[track_caller]
 fn not_tracked<T: Component>(added: bool) -> ! {
-    panic!(
-        "{}<{}> needs the type tracked: call world.track::<{}>() first",
-        if added { "Added" } else { "Changed" },
-        core::any::type_name::<T>(),
-        core::any::type_name::<T>()
-    )
+    let filter = if added { "Added" } else { "Changed" };
+    crate::storage::needs_tracking::<T>(format_args!("{filter}<{}>", core::any::type_name::<T>()))
 }
 
 /// The stamps of `T` (whose id is `id`), added or changed.
