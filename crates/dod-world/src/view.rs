@@ -147,12 +147,15 @@ impl<T: Component> ViewMut<'_, T> {
     /// assert_eq!(v.insert(e, 2), Ok(false));
     /// assert_eq!(v.get(e), Some(&2));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, e: Entity, value: T) -> Result<bool, crate::NoSuchEntity> {
         if !self.entities.is_alive(e) {
             return Err(crate::NoSuchEntity(e));
         }
-        // A plain storage outside any group: the set's own work, no context to make.
+        // A plain storage outside any group: the set's own work, no context to make. Only
+        // this path is inlined into the caller's loop; the rest is out of line. Left to the
+        // compiler's judgement, the whole call stayed out of line in a large caller, and
+        // add-and-remove took 1.6x its inlined time.
         let value = match &mut self.target {
             Target::Alone(storage) => match storage.insert_plain(e, value) {
                 Ok(new) => return Ok(new),
@@ -160,10 +163,17 @@ impl<T: Component> ViewMut<'_, T> {
             },
             Target::Grouped { .. } => value,
         };
+        Ok(self.insert_special(e, value))
+    }
+
+    /// [`insert`](Self::insert) for a live `e` into a storage that is grouped or has bits,
+    /// stamps or hooks.
+    #[inline(never)]
+    fn insert_special(&mut self, e: Entity, value: T) -> bool {
         let grouped = matches!(self.target, Target::Grouped { .. });
         let (storage, mut ctx) = self.storage();
         if !grouped {
-            return Ok(storage.insert(e, value, &mut ctx));
+            return storage.insert(e, value, &mut ctx);
         }
         // The hooks run before the entity enters the group: if one panics, the value is in
         // and the entity enters all the same (`enter` checks what it has), as with
@@ -175,7 +185,7 @@ impl<T: Component> ViewMut<'_, T> {
             }
         }
         match inserted {
-            Ok(new) => Ok(new),
+            Ok(new) => new,
             Err(panic) => resume_unwind(panic),
         }
     }
@@ -188,16 +198,24 @@ impl<T: Component> ViewMut<'_, T> {
     /// let e = world.spawn((5u8,));
     /// assert_eq!(world.view_mut::<u8>().remove(e), Some(5));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, e: Entity) -> Option<T> {
         if !self.entities.is_alive(e) {
             return None;
         }
+        // As in `insert`: the plain path inline, the rest out of line.
         if let Target::Alone(storage) = &mut self.target {
             if let Some(taken) = storage.remove_plain(e) {
                 return taken;
             }
         }
+        self.remove_special(e)
+    }
+
+    /// [`remove`](Self::remove) for a live `e` from a storage that is grouped or has bits,
+    /// stamps or hooks.
+    #[inline(never)]
+    fn remove_special(&mut self, e: Entity) -> Option<T> {
         if let Target::Grouped { owned, group, me } = &mut self.target {
             group.leave(owned, e.index(), Leaving::Loses(*me));
         }
