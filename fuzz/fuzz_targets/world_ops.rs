@@ -40,6 +40,7 @@ enum FOp {
     Spawn(FBun),
     SpawnBatch(u8, Vec<u32>, Option<u8>),
     Despawn(FTarget),
+    DespawnBatch(Vec<FTarget>),
     Insert(FTarget, FBun),
     Remove(FTarget, u8),
     Take(FTarget, u8, u8),
@@ -99,6 +100,7 @@ fn op(o: FOp) -> Op {
             Op::SpawnBatch { mask, seeds, take }
         }
         FOp::Despawn(t) => Op::Despawn(target(t)),
+        FOp::DespawnBatch(ts) => Op::DespawnBatch(ts.into_iter().take(24).map(target).collect()),
         FOp::Insert(t, b) => Op::Insert(target(t), bun(b)),
         FOp::Remove(t, k) => Op::Remove(target(t), kind(k)),
         FOp::Take(t, a, b) => Op::Take(target(t), kind(a), kind(b)),

@@ -242,7 +242,8 @@ impl Commands {
     /// Makes every command, in order; returns how many found their entity gone.
     pub(crate) fn apply_to(&mut self, world: &mut World) -> usize {
         let mut skipped = 0;
-        for command in self.commands.drain(..) {
+        let mut commands = self.commands.drain(..).peekable();
+        while let Some(command) = commands.next() {
             let done = match command {
                 Command::Spawn(f) => {
                     f(world);
@@ -256,7 +257,21 @@ impl Commands {
                 }
                 Command::Insert(e, f) => f(world, e),
                 Command::Remove(e, f) => f(world, e),
-                Command::Despawn(e) => world.despawn(e),
+                Command::Despawn(e) => {
+                    // A run of despawns goes as one batch, which loads the next entities'
+                    // slots while it despawns one.
+                    let mut run = 1;
+                    let rest = core::iter::from_fn(|| match commands.next_if(is_despawn)? {
+                        Command::Despawn(e) => {
+                            run += 1;
+                            Some(e)
+                        }
+                        _ => unreachable!("`next_if` took a despawn"),
+                    });
+                    let despawned = world.despawn_batch(core::iter::once(e).chain(rest));
+                    skipped += run - despawned;
+                    continue;
+                }
             };
             skipped += usize::from(!done);
         }
@@ -270,6 +285,11 @@ impl fmt::Debug for Commands {
             .field("len", &self.commands.len())
             .finish()
     }
+}
+
+/// Whether `command` despawns.
+fn is_despawn(command: &Command) -> bool {
+    matches!(command, Command::Despawn(_))
 }
 
 #[cold]

@@ -257,6 +257,24 @@ impl<T: Component> Storage<T> {
         self.set.prefetch(index);
     }
 
+    /// Starts loading the value of entity `index` and its dense entry into the cache, if the
+    /// storage holds one: a read of its slot, which should be loading already
+    /// ([`prefetch`](Self::prefetch)).
+    #[inline]
+    pub(crate) fn prefetch_value(&self, index: u32) {
+        if self.in_bits {
+            return;
+        }
+        if let Some(p) = self.set.get_index_of(index) {
+            if let Some(v) = self.set.values().get(p) {
+                dod::hint::prefetch(v);
+            }
+            if let Some(i) = self.set.indices().get(p) {
+                dod::hint::prefetch(i);
+            }
+        }
+    }
+
     /// A run of appends for the new entities `first, first + 1, …` (see
     /// [`SparseSet::append_run`]), if the storage is plain (no bits, stamps or hooks to keep)
     /// and cannot hold any of them.
@@ -533,6 +551,9 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()>;
     /// Starts loading the slot of entity `index` into the cache (see [`Storage::prefetch`]).
     fn prefetch(&self, index: u32);
+    /// Starts loading the value of entity `index` into the cache (see
+    /// [`Storage::prefetch_value`]).
+    fn prefetch_value(&self, index: u32);
     /// The number of entities with the component.
     fn len(&self) -> usize;
 
@@ -576,6 +597,10 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
 impl<T: Component> AnyStorage for Storage<T> {
     fn prefetch(&self, index: u32) {
         Storage::prefetch(self, index);
+    }
+
+    fn prefetch_value(&self, index: u32) {
+        Storage::prefetch_value(self, index);
     }
 
     fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()> {

@@ -666,13 +666,77 @@ impl World {
     /// assert_eq!(world.get::<u32>(e), None);
     /// ```
     pub fn despawn(&mut self, e: Entity) -> bool {
-        self.flush();
         // The entity's slot in every storage starts loading before its own slot is checked,
         // so that a despawn waits for those misses together rather than one after another (a
         // despawned entity is usually one no system touched lately).
+        self.prefetch_slots(e);
+        self.despawn_loaded(e)
+    }
+
+    /// Despawns every entity of `entities` that is alive, and returns how many it despawned
+    /// (stale and repeated entities are skipped). The same as calling
+    /// [`despawn`](World::despawn) for each in turn, faster for many: while it despawns one
+    /// entity, the storage slots of the next few are already loading.
+    ///
+    /// If a component's `Drop` or a remove hook panics, the entity it belongs to is still
+    /// despawned, the entities after it are not, and the panic goes on.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let es: Vec<_> = world.spawn_batch((0..10u32).map(|i| (i,))).collect();
+    /// assert_eq!(world.despawn_batch(es[..4].iter().copied()), 4);
+    /// assert_eq!(world.despawn_batch([es[0], es[5]]), 1); // es[0] was despawned already
+    /// assert_eq!(world.len(), 5);
+    /// ```
+    pub fn despawn_batch(&mut self, entities: impl IntoIterator<Item = Entity>) -> usize {
+        /// How many entities ahead the slots are loading: enough to cover a miss, few enough
+        /// that what it loaded is still cached when its turn comes.
+        const AHEAD: usize = 8;
+        let mut iter = entities.into_iter();
+        // Entity `k` of the iterator waits in `ahead[k % AHEAD]` from step `k - AHEAD` (when
+        // it is loaded) to step `k` (when it is despawned).
+        let mut ahead = [None::<Entity>; AHEAD];
+        for slot in &mut ahead {
+            let Some(e) = iter.next() else { break };
+            self.prefetch_slots(e);
+            *slot = Some(e);
+        }
+        let mut despawned = 0;
+        for k in 0.. {
+            let slot = &mut ahead[k % AHEAD];
+            let Some(e) = slot.take() else { break };
+            if let Some(next) = iter.next() {
+                *slot = Some(next);
+                self.prefetch_slots(next);
+            }
+            if let Some(half) = ahead[(k + AHEAD / 2) % AHEAD] {
+                self.prefetch_values(half);
+            }
+            despawned += usize::from(self.despawn_loaded(e));
+        }
+        despawned
+    }
+
+    /// Starts loading entity `e`'s slot in every storage into the cache.
+    #[inline]
+    fn prefetch_slots(&self, e: Entity) {
+        self.entities.prefetch(e.index());
         for column in &self.components.columns {
             column.any().prefetch(e.index());
         }
+    }
+
+    /// Starts loading entity `e`'s values into the cache, once its slots are loading.
+    #[inline]
+    fn prefetch_values(&self, e: Entity) {
+        for column in &self.components.columns {
+            column.any().prefetch_value(e.index());
+        }
+    }
+
+    /// [`despawn`](World::despawn) once the entity's slots are loading.
+    fn despawn_loaded(&mut self, e: Entity) -> bool {
+        self.flush();
         if !self.entities.free(e) {
             return false;
         }

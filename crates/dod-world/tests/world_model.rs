@@ -692,6 +692,8 @@ pub(crate) enum Op {
         take: Option<u8>,
     },
     Despawn(Target),
+    /// `despawn_batch` of the entities named, stale and repeated ones among them.
+    DespawnBatch(Vec<Target>),
     Insert(Target, Bun),
     Remove(Target, Kind),
     /// `take` of the bundle of two kinds (of one, when they are the same): all or nothing.
@@ -726,7 +728,8 @@ pub(crate) enum Op {
     LoadMutated(Vec<(u16, u8)>),
     /// Bytes loaded as a saved world.
     LoadBytes(Vec<u8>),
-    /// An armed `C` whose drop panics in despawn, clear, insert, or a command.
+    /// An armed `C` whose drop panics in despawn, clear, insert, a command, or a despawn
+    /// batch.
     PanicDrop(Target, u8, Bun),
     /// A query closure that panics after `after` items.
     PanicQuery {
@@ -1572,6 +1575,11 @@ impl Harness {
                 let e = self.resolve(t);
                 assert_eq!(self.world.despawn(e), self.m.despawn(e));
             }
+            Op::DespawnBatch(ref ts) => {
+                let es: Vec<Entity> = ts.iter().map(|&t| self.resolve(t)).collect();
+                let despawned = es.iter().filter(|&&e| self.m.despawn(e)).count();
+                assert_eq!(self.world.despawn_batch(es.iter().copied()), despawned);
+            }
             Op::Insert(t, bun) => {
                 let e = self.resolve(t);
                 let r = with_bundle(bun, InsertSink(&mut self.world, e, bun));
@@ -2115,10 +2123,31 @@ impl Harness {
         self.world.get_mut::<C>(e).unwrap().boom = true;
         self.m.touch::<C>(e);
         let with_c = bun.with(Kind::C);
-        match how % 6 {
+        match how % 7 {
             0 => {
                 expect_planned(catch_unwind(AssertUnwindSafe(|| self.world.despawn(e))));
                 assert!(self.m.despawn(e));
+            }
+            6 => {
+                // In a batch between two other live entities (when there are): the one
+                // before and `e` are despawned, the one after is not.
+                let mut others = (1..3)
+                    .filter_map(|k| self.m.live_pick(t.n.wrapping_add(k)))
+                    .filter(|&o| o != e);
+                let before = others.next();
+                let after = others.find(|&o| Some(o) != before);
+                let batch: Vec<Entity> = before.into_iter().chain([e]).chain(after).collect();
+                let world = &mut self.world;
+                expect_planned(catch_unwind(AssertUnwindSafe(|| {
+                    world.despawn_batch(batch.iter().copied())
+                })));
+                if let Some(b) = before {
+                    assert!(self.m.despawn(b));
+                }
+                assert!(self.m.despawn(e));
+                if let Some(a) = after {
+                    assert!(self.world.is_alive(a), "despawned after the panic");
+                }
             }
             1 => {
                 expect_planned(catch_unwind(AssertUnwindSafe(|| self.world.clear())));
@@ -2983,6 +3012,7 @@ mod props {
             2 => (any::<u8>(), vec(any::<u32>(), 0..6), proptest::option::of(0u8..6))
                 .prop_map(|(mask, seeds, take)| Op::SpawnBatch { mask, seeds, take }),
             4 => target().prop_map(Op::Despawn),
+            2 => vec(target(), 0..12).prop_map(Op::DespawnBatch),
             5 => (target(), bun()).prop_map(|(t, b)| Op::Insert(t, b)),
             4 => (target(), kind()).prop_map(|(t, k)| Op::Remove(t, k)),
             1 => (target(), kind(), kind()).prop_map(|(t, a, b)| Op::Take(t, a, b)),
