@@ -245,7 +245,9 @@ trait Contender: Sized {
     /// Spawns churn's `i`-th entity.
     fn spawn_mover(&mut self, i: usize) -> Self::Entity;
     /// Despawns `e`.
-    fn despawn(&mut self, e: Self::Entity);
+    /// Despawns every one of `es` (all alive), through the crate's batch despawn where it has
+    /// one.
+    fn despawn_all(&mut self, es: &[Self::Entity]);
     /// Ends a frame's despawns, for the crates that defer them.
     fn end_despawns(&mut self) {}
     /// What the tests compare between contenders.
@@ -372,8 +374,9 @@ impl<const GROUPED: bool> Contender for DodWorld<GROUPED> {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.spawn(mover(i))
     }
-    fn despawn(&mut self, e: Self::Entity) {
-        self.0.despawn(e);
+    fn despawn_all(&mut self, es: &[Self::Entity]) {
+        let despawned = self.0.despawn_batch(es.iter().copied());
+        debug_assert_eq!(despawned, es.len());
     }
     #[cfg(test)]
     fn census(&mut self) -> Census {
@@ -446,8 +449,10 @@ impl Contender for Hecs {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.spawn(mover(i))
     }
-    fn despawn(&mut self, e: Self::Entity) {
-        self.0.despawn(e).expect("alive");
+    fn despawn_all(&mut self, es: &[Self::Entity]) {
+        for &e in es {
+            self.0.despawn(e).expect("alive");
+        }
     }
     #[cfg(test)]
     fn census(&mut self) -> Census {
@@ -534,8 +539,10 @@ impl Contender for Bevy {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.world.spawn(mover(i)).id()
     }
-    fn despawn(&mut self, e: Self::Entity) {
-        self.world.despawn(e);
+    fn despawn_all(&mut self, es: &[Self::Entity]) {
+        for &e in es {
+            self.world.despawn(e);
+        }
     }
     #[cfg(test)]
     fn census(&mut self) -> Census {
@@ -619,8 +626,10 @@ impl Contender for Shipyard {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.add_entity(mover(i))
     }
-    fn despawn(&mut self, e: Self::Entity) {
-        self.0.delete_entity(e);
+    fn despawn_all(&mut self, es: &[Self::Entity]) {
+        for &e in es {
+            self.0.delete_entity(e);
+        }
     }
     #[cfg(test)]
     fn census(&mut self) -> Census {
@@ -685,8 +694,10 @@ impl Contender for Sparsey {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.create(mover(i))
     }
-    fn despawn(&mut self, e: Self::Entity) {
-        self.0.destroy(e);
+    fn despawn_all(&mut self, es: &[Self::Entity]) {
+        for &e in es {
+            self.0.destroy(e);
+        }
     }
     #[cfg(test)]
     fn census(&mut self) -> Census {
@@ -789,9 +800,9 @@ impl Contender for Specs {
         let (p, r, v) = mover(i);
         self.0.create_entity().with(p).with(r).with(v).build()
     }
-    fn despawn(&mut self, e: Self::Entity) {
+    fn despawn_all(&mut self, es: &[Self::Entity]) {
         use specs::WorldExt;
-        self.0.delete_entity(e).expect("alive");
+        self.0.delete_entities(es).expect("alive");
     }
     fn end_despawns(&mut self) {
         use specs::WorldExt;
@@ -931,11 +942,18 @@ impl Plan {
     }
 }
 
-/// One frame of churn: despawn the picked entities, spawn as many, move everything.
-fn frame<C: Contender>(c: &mut C, live: &mut Vec<C::Entity>, picks: &[u32], next: &mut usize) {
-    for &j in picks {
-        c.despawn(live.swap_remove(j as usize));
-    }
+/// One frame of churn: despawn the picked entities (gathered in `dead`), spawn as many, move
+/// everything.
+fn frame<C: Contender>(
+    c: &mut C,
+    live: &mut Vec<C::Entity>,
+    dead: &mut Vec<C::Entity>,
+    picks: &[u32],
+    next: &mut usize,
+) {
+    dead.clear();
+    dead.extend(picks.iter().map(|&j| live.swap_remove(j as usize)));
+    c.despawn_all(dead);
     c.end_despawns();
     for _ in 0..picks.len() {
         live.push(c.spawn_mover(*next));
@@ -992,9 +1010,10 @@ fn sampler<'p, C: Contender + 'static>(w: Workload, plan: &'p Plan) -> Sampler<'
         Workload::Churn => {
             let (mut c, mut live) = churn_world::<C>(plan.churn);
             let (mut next, mut frames) = (plan.churn, plan.picks.iter().cycle());
+            let mut dead = Vec::with_capacity(plan.per_frame);
             Box::new(move || {
                 let picks = frames.next().expect("a cycle never ends");
-                let d = time(|| frame(&mut c, &mut live, picks, &mut next)).0;
+                let d = time(|| frame(&mut c, &mut live, &mut dead, picks, &mut next)).0;
                 black_box(&mut c);
                 d
             })
@@ -1153,8 +1172,9 @@ fn churn_table(plan: &Plan) -> Table {
     t.fill(0, &timings, |d| d.as_secs_f64() * 1e6);
     t.note(verdict(&t, 0, target(Workload::Churn)));
     t.note(format!(
-        "Each frame despawns {} random live entities (the same seeded choices for every row), \
-         spawns {} with Position, Rotation and Velocity one at a time, then runs one \
+        "Each frame despawns {} random live entities (the same seeded choices for every row; \
+         in one call where the crate has a batch despawn, dod-world's despawn_batch and \
+         specs' delete_entities, else one by one), spawns {} with Position, Rotation and Velocity one at a time, then runs one \
          position += velocity query. Each cell: the median of {} frames, one per sample, the \
          rows timed in turns.",
         plan.per_frame,
@@ -1729,9 +1749,9 @@ mod tests {
         c.remove(&es[..10]);
         out.push(census(&mut c));
         let (mut c, mut live) = churn_world::<C>(plan.churn);
-        let mut next = plan.churn;
+        let (mut next, mut dead) = (plan.churn, Vec::new());
         for p in &plan.picks {
-            frame(&mut c, &mut live, p, &mut next);
+            frame(&mut c, &mut live, &mut dead, p, &mut next);
         }
         out.push(census(&mut c));
         out
