@@ -407,7 +407,113 @@ fn all_ascii(s: &[u8]) -> bool {
 }
 
 /// Checks every invariant of the format in O(len): what makes bytes from disk safe to read.
+///
+/// Bytes that pass [`quick_check`] are valid; the others, valid or not, go through
+/// [`validate_exact`], which names the first rule they break.
+#[inline(never)]
 pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
+    if quick_check(b) {
+        Ok(())
+    } else {
+        validate_exact(b)
+    }
+}
+
+/// The little-endian `u32` at `4 * i` of `s` (which holds it: `4 * i + 4 <= s.len()`).
+#[inline(always)]
+fn word_at(s: &[u8], i: usize) -> u32 {
+    let w = &s[4 * i..4 * i + 4];
+    u32::from_le_bytes([w[0], w[1], w[2], w[3]])
+}
+
+/// Most records [`quick_check`] keeps the extents of on the stack; a component with more
+/// goes to [`validate_exact`].
+const QUICK_RECORDS: usize = 16;
+
+/// Whether `b` keeps every invariant of the format, for a component of at most
+/// [`QUICK_RECORDS`] records: `true` only if [`validate_exact`] accepts `b` (a `false` says
+/// nothing; the exact check decides, and names the rule broken).
+///
+/// The rules of [`validate_exact`], in one pass over the entries instead of three: the key
+/// order, the tag and the boolean of an entry are checked with no branch, and only a record
+/// (a string, float array or integer) is looked at further.
+#[inline(always)]
+fn quick_check(b: &[u8]) -> bool {
+    let len = b.len();
+    let Some(head) = b.get(..HEADER) else {
+        return false;
+    };
+    debug_assert_eq!((VERSION, HASH_ID), (1, 1));
+    if head[..8] != [MAGIC[0], MAGIC[1], MAGIC[2], MAGIC[3], 1, 0, 1, 0] || len > u32::MAX as usize
+    {
+        return false;
+    }
+    let n = count(b) as u64;
+    let vs = values_start(b);
+    // In u64: on a 32-bit target `9n` could wrap.
+    if HEADER as u64 + ENTRY as u64 * n > vs as u64 || vs > len {
+        return false;
+    }
+    let n = n as usize;
+    let header = &b[HEADER..HEADER + ENTRY * n];
+    let (keys, rest) = header.split_at(4 * n);
+    let (values, tags) = rest.split_at(4 * n);
+    let mut extents = [(0u32, 0u32); QUICK_RECORDS];
+    let mut records = 0usize;
+    let mut bad = false;
+    // One above the key before (0 before the first): each key must reach it.
+    let mut floor = 0u64;
+    for (i, &tag) in tags.iter().enumerate() {
+        let (key, raw) = (word_at(keys, i), word_at(values, i));
+        bad |= u64::from(key) < floor;
+        floor = u64::from(key) + 1;
+        // Tags: 0 bool, 1 f32, 2 string, 3 float array, 4 integer (ValueType::tag).
+        bad |= (tag > 4) | ((tag == 0) & (raw > 1));
+        if tag < 2 {
+            continue;
+        }
+        let off = raw as usize;
+        // `len >= HEADER`, so `len - 4` cannot wrap; the count is inside `b`.
+        if off < vs || off > len - 4 || records == QUICK_RECORDS {
+            return false;
+        }
+        let count = rd32(b, off).unwrap_or(0) as u64;
+        let end = off as u64
+            + match tag {
+                2 => 4 + count,
+                3 => 4 + 4 * count,
+                _ => 8,
+            };
+        if end > len as u64 {
+            return false;
+        }
+        if tag == 2 {
+            let payload = &b[off + 4..end as usize];
+            if !all_ascii(payload) && core::str::from_utf8(payload).is_err() {
+                return false;
+            }
+        }
+        extents[records] = (raw, end as u32);
+        records += 1;
+    }
+    if bad {
+        return false;
+    }
+    // No two records share a byte: in order of offset, each ends before the next starts.
+    let extents = &mut extents[..records];
+    for i in 1..extents.len() {
+        let mut j = i;
+        while j > 0 && extents[j - 1] > extents[j] {
+            extents.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    extents.windows(2).all(|w| w[0].1 <= w[1].0)
+}
+
+/// Checks every invariant of the format in O(len), naming the first rule the bytes break.
+#[cold]
+fn validate_exact(b: &[u8]) -> Result<(), DecodeError> {
     if b.len() < HEADER {
         return Err(DecodeError::TooShort);
     }
@@ -536,6 +642,7 @@ fn first_bad_tag(values: &[u8], tags: &[u8]) -> DecodeError {
 mod tests {
     use super::*;
     use crate::data::DataComponent;
+    use alloc::string::String;
     use alloc::vec::Vec;
 
     #[test]
@@ -553,6 +660,87 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A small xorshift generator for the tests below.
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// A component of random entries of every type, with holes left by replaced values.
+    fn random_component(seed: &mut u64) -> DataComponent {
+        let mut c = DataComponent::new();
+        let entries = xorshift(seed) % 20;
+        for _ in 0..entries {
+            let key = DataKey::from_raw((xorshift(seed) % 24) as u32);
+            let r = xorshift(seed);
+            let len = (r >> 8) as usize % 70;
+            match r % 6 {
+                0 => c.set(key, r & 256 != 0),
+                1 => c.set(key, f32::from_bits((r >> 16) as u32)),
+                2 => c.set(key, "abcdefghij".repeat(7).get(..len).unwrap_or("")),
+                3 => c.set(
+                    key,
+                    "é€"
+                        .repeat(12)
+                        .chars()
+                        .take(len % 20)
+                        .collect::<String>()
+                        .as_str(),
+                ),
+                4 => c.set(key, &[1.5f32, -2.0, 0.25][..len % 4]),
+                _ => c.set(key, (r >> 3) as i64),
+            }
+        }
+        c
+    }
+
+    /// The quick check accepts only what the exact one accepts, and it accepts the valid
+    /// components it is meant for (so that they do not all take the exact path).
+    #[test]
+    fn quick_check_accepts_only_what_the_exact_check_accepts() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let rounds = if cfg!(miri) { 40 } else { 3_000 };
+        let mut quick = 0;
+        for round in 0..rounds {
+            let c = random_component(&mut seed);
+            let good = c.as_bytes().to_vec();
+            assert!(validate_exact(&good).is_ok());
+            if quick_check(&good) {
+                quick += 1;
+            }
+            // Some bytes changed, in the header and anywhere: whatever the quick check
+            // accepts, the exact one accepts.
+            for _ in 0..if cfg!(miri) { 4 } else { 24 } {
+                let mut bad = good.clone();
+                let changes = 1 + xorshift(&mut seed) % 3;
+                for _ in 0..changes {
+                    let r = xorshift(&mut seed);
+                    let at = if r & 1 == 0 {
+                        (r >> 8) as usize % (HEADER + ENTRY * count(&good)).min(bad.len())
+                    } else {
+                        (r >> 8) as usize % bad.len()
+                    };
+                    bad[at] = match (r >> 4) % 4 {
+                        0 => bad[at] ^ (1 << ((r >> 40) % 8)),
+                        1 => 0,
+                        2 => 0xFF,
+                        _ => (r >> 48) as u8,
+                    };
+                }
+                if quick_check(&bad) {
+                    assert_eq!(validate_exact(&bad), Ok(()), "round {round}: {bad:?}");
+                }
+                assert_eq!(validate(&bad), validate_exact(&bad));
+            }
+            // Cut short anywhere.
+            let cut = xorshift(&mut seed) as usize % good.len();
+            assert!(!quick_check(&good[..cut]) || validate_exact(&good[..cut]).is_ok());
+        }
+        assert!(quick > rounds / 2, "{quick} of {rounds}");
     }
 
     /// Where `needle` starts in `b`.
