@@ -1089,10 +1089,11 @@ impl<K: Key> DataStore<K> {
     /// the slot table holds at most about 4 KiB per slot read, plus 8 KiB once (the pages, a
     /// page table that grows only while it costs no more than the pages or 4 KiB, and the
     /// spare room of both, which grow by doubling); while the pages grow, their old buffer is
-    /// held too. The load also
-    /// keeps a byte and a bit per 32 bytes of the buffer (about a 28th of its size). The store's [`max_index`](DataStore::max_index) is not saved: a loaded store
-    /// has the default, and [`from_bytes_with_max_index`](DataStore::from_bytes_with_max_index)
-    /// bounds the indices the input may name.
+    /// held too. The load also keeps a byte and a bit per 32 bytes of the buffer (about a 28th
+    /// of its size). The store's [`max_index`](DataStore::max_index) is not saved: a loaded
+    /// store has the default, and
+    /// [`from_bytes_with_max_index`](DataStore::from_bytes_with_max_index) bounds the indices
+    /// the input may name.
     ///
     /// ```
     /// # use dod::data::{DataStore, DecodeError};
