@@ -676,7 +676,8 @@ impl World {
     /// Despawns every entity of `entities` that is alive, and returns how many it despawned
     /// (stale and repeated entities are skipped). The same as calling
     /// [`despawn`](World::despawn) for each in turn, faster for many: while it despawns one
-    /// entity, the storage slots of the next few are already loading.
+    /// entity, the storage slots of the next few are already loading. O(entities × registered
+    /// component types).
     ///
     /// If a component's `Drop` or a remove hook panics, the entity it belongs to is still
     /// despawned, the entities after it are not, and the panic goes on.
