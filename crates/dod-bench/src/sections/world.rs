@@ -309,19 +309,24 @@ fn frag_world<C: Contender>(per_type: usize) -> C {
 }
 
 /// dod-world: batch spawn, `query().for_each`, `par_for_each`, a `view_mut` to insert and
-/// remove one type (as shipyard's and specs' views), `spawn` / `despawn`. With `GROUPED`, the
-/// world owns two groups: `(Position, Velocity)` for the movement query and `(Held, Added)`
-/// for add_remove.
-struct DodWorld<const GROUPED: bool = false>(dod_world::World);
+/// remove one type (as shipyard's and specs' views), `spawn`, `despawn_batch`. With
+/// `GROUPED`, the world owns two groups: `(Position, Velocity)` for the movement query and
+/// `(Held, Added)` for add_remove. Without `BATCH`, it despawns one entity at a time, as the
+/// crates without a batch despawn do.
+struct DodWorld<const GROUPED: bool = false, const BATCH: bool = true>(dod_world::World);
 
 /// The dod-world row with owning groups.
 type DodGrouped = DodWorld<true>;
 
-impl<const GROUPED: bool> Contender for DodWorld<GROUPED> {
-    const NAME: &'static str = if GROUPED {
-        "dod_world::World (grouped)"
-    } else {
-        "dod_world::World"
+/// The dod-world row that despawns with `despawn`, one entity at a time.
+type DodOneByOne = DodWorld<false, false>;
+
+impl<const GROUPED: bool, const BATCH: bool> Contender for DodWorld<GROUPED, BATCH> {
+    const NAME: &'static str = match (GROUPED, BATCH) {
+        (false, true) => "dod_world::World",
+        (true, true) => "dod_world::World (grouped)",
+        (false, false) => "dod_world::World (despawn one by one)",
+        (true, false) => "dod_world::World (grouped, despawn one by one)",
     };
     type Entity = dod_world::Entity;
 
@@ -375,8 +380,14 @@ impl<const GROUPED: bool> Contender for DodWorld<GROUPED> {
         self.0.spawn(mover(i))
     }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
-        let despawned = self.0.despawn_batch(es.iter().copied());
-        debug_assert_eq!(despawned, es.len());
+        if BATCH {
+            let despawned = self.0.despawn_batch(es.iter().copied());
+            debug_assert_eq!(despawned, es.len());
+        } else {
+            for &e in es {
+                self.0.despawn(e);
+            }
+        }
     }
     #[cfg(test)]
     fn census(&mut self) -> Census {
@@ -1058,6 +1069,17 @@ const ROWS: [Row; 6] = [
     row::<Specs>(),
 ];
 
+/// The rows of the churn table: every contender, and dod-world despawning one by one.
+const CHURN_ROWS: [Row; 7] = [
+    row::<DodWorld>(),
+    row::<DodOneByOne>(),
+    row::<Hecs>(),
+    row::<Bevy>(),
+    row::<Shipyard>(),
+    row::<Sparsey>(),
+    row::<Specs>(),
+];
+
 /// The timings of `rows` on `w`, measured together in rotating rounds.
 fn measure(plan: &Plan, rows: &[Row], w: Workload) -> Vec<Timing> {
     let mut contenders: Vec<Boxed<'_>> = rows
@@ -1074,13 +1096,14 @@ fn fill(t: &mut Table, col: usize, plan: &Plan, w: Workload, timings: &[Timing])
 
 // --- tables ---------------------------------------------------------------------------------
 
-/// `dod_world::World`'s value in column `col` over the best peer's, if both were measured.
+/// `dod_world::World`'s value in column `col` over the best peer's (the best row not of
+/// dod-world), if both were measured.
 fn ratio_to_best_peer(t: &Table, col: usize) -> Option<(f64, &str)> {
     let dod = t.rows.iter().find(|r| r.name == <DodWorld>::NAME)?.cells[col]?;
     let (best, name) = t
         .rows
         .iter()
-        .filter(|r| r.name != <DodWorld>::NAME)
+        .filter(|r| !r.name.starts_with("dod_world::"))
         .filter_map(|r| Some((r.cells[col]?, r.name.as_str())))
         .min_by(|a, b| a.0.total_cmp(&b.0))?;
     Some((dod / best, name))
@@ -1168,16 +1191,21 @@ fn churn_table(plan: &Plan) -> Table {
     )
     .columns(&["churn"]);
     progress("world: churn");
-    let timings = measure(plan, &ROWS, Workload::Churn);
+    let timings = measure(plan, &CHURN_ROWS, Workload::Churn);
     t.fill(0, &timings, |d| d.as_secs_f64() * 1e6);
     t.note(verdict(&t, 0, target(Workload::Churn)));
+    if let Some((_, peer)) = ratio_to_best_peer(&t, 0) {
+        t.note(ratio_verdict(&t, "churn", DodOneByOne::NAME, peer, None));
+    }
     t.note(format!(
         "Each frame despawns {} random live entities (the same seeded choices for every row; \
          in one call where the crate has a batch despawn, dod-world's despawn_batch and \
-         specs' delete_entities, else one by one), spawns {} with Position, Rotation and Velocity one at a time, then runs one \
+         specs' delete_entities, else one by one; {} is dod-world with a despawn loop), \
+         spawns {} with Position, Rotation and Velocity one at a time, then runs one \
          position += velocity query. Each cell: the median of {} frames, one per sample, the \
          rows timed in turns.",
         plan.per_frame,
+        DodOneByOne::NAME,
         plan.per_frame,
         plan.samples(Workload::Churn)
     ));
@@ -1772,6 +1800,7 @@ mod tests {
         assert_eq!(want[5].positions, 500);
         let others = [
             (DodGrouped::NAME, census_of::<DodGrouped>(&plan)),
+            (DodOneByOne::NAME, census_of::<DodOneByOne>(&plan)),
             (Hecs::NAME, census_of::<Hecs>(&plan)),
             (Bevy::NAME, census_of::<Bevy>(&plan)),
             (Shipyard::NAME, census_of::<Shipyard>(&plan)),
