@@ -679,8 +679,10 @@ impl World {
     /// entity, the storage slots of the next few are already loading. O(entities × registered
     /// component types).
     ///
-    /// If a component's `Drop` or a remove hook panics, the entity it belongs to is still
-    /// despawned, the entities after it are not, and the panic goes on.
+    /// The iterator is read up to 8 entities ahead of the despawns, and not again once it has
+    /// returned `None`. If a component's `Drop` or a remove hook panics, the entity it belongs
+    /// to is still despawned, the entities after it are not (those read ahead included), and
+    /// the panic goes on; so do they if the iterator panics.
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -693,7 +695,8 @@ impl World {
         /// How many entities ahead the slots are loading: enough to cover a miss, few enough
         /// that what it loaded is still cached when its turn comes.
         const AHEAD: usize = 8;
-        let mut iter = entities.into_iter();
+        // Fused: a `None` ends the batch, as it ends a loop of `despawn`.
+        let mut iter = entities.into_iter().fuse();
         // Entity `k` of the iterator waits in `ahead[k % AHEAD]` from step `k - AHEAD` (when
         // it is loaded) to step `k` (when it is despawned).
         let mut ahead = [None::<Entity>; AHEAD];
@@ -710,6 +713,8 @@ impl World {
                 *slot = Some(next);
                 self.prefetch_slots(next);
             }
+            // (The first `AHEAD / 2` entities get no value prefetch: their slots are only
+            // starting to load.)
             if let Some(half) = ahead[(k + AHEAD / 2) % AHEAD] {
                 self.prefetch_values(half);
             }

@@ -1111,6 +1111,39 @@ fn a_despawn_hook_walks_a_hierarchy_of_any_depth() {
 }
 
 #[test]
+fn a_despawn_hook_that_despawns_a_later_entity_of_a_batch_leaves_it_to_the_hook() {
+    // Each parent's hook despawns its kids; the batch names parents and kids alike, so a
+    // kid is gone by its turn and is not counted again, as in a loop of `despawn`.
+    struct Kids(Vec<Entity>);
+    let build = || {
+        let mut world = World::new();
+        world.on_remove::<Kids>(|_, kids, commands| {
+            for &e in &kids.0 {
+                commands.despawn(e);
+            }
+        });
+        let mut batch = Vec::new();
+        for _ in 0..6 {
+            let kids: Vec<Entity> = (0..3).map(|_| world.spawn((Pos(0.0),))).collect();
+            let parent = world.spawn((Kids(kids.clone()),));
+            batch.push(parent);
+            batch.extend(kids);
+        }
+        let bystander = world.spawn((Pos(1.0),));
+        (world, batch, bystander)
+    };
+    let (mut world, batch, bystander) = build();
+    assert_eq!(world.despawn_batch(batch.iter().copied()), 6, "the parents");
+    assert_eq!(world.len(), 1);
+    assert!(world.is_alive(bystander));
+    world.assert_invariants();
+    let (mut looped, batch, _) = build();
+    let despawned = batch.iter().filter(|&&e| looped.despawn(e)).count();
+    assert_eq!(despawned, 6, "a loop of despawn counts the same");
+    assert_eq!(looped.len(), 1);
+}
+
+#[test]
 fn a_hook_that_panics_during_a_spawn_leaves_the_world_valid() {
     let mut world = World::new();
     world.on_insert::<Spawned>(|e, _, commands| commands.insert(e, (Alert,)));

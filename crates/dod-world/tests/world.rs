@@ -68,6 +68,24 @@ fn stale_and_foreign_entities_never_see_data() {
 }
 
 #[test]
+fn a_despawn_batch_stops_where_its_iterator_first_ends() {
+    // An iterator that yields again after a `None`: the batch ends at the `None`, as a loop
+    // would, and leaves the rest of the iterator unread.
+    let mut world = World::new();
+    let es: Vec<Entity> = (0..12u32).map(|i| world.spawn((i,))).collect();
+    let mut items = es[..5]
+        .iter()
+        .map(|&e| Some(e))
+        .chain([None])
+        .chain(es[5..].iter().map(|&e| Some(e)));
+    let mut source = std::iter::from_fn(|| items.next());
+    let mut yielded = std::iter::from_fn(|| source.next().flatten());
+    assert_eq!(world.despawn_batch(&mut yielded), 5);
+    assert_eq!(yielded.next(), Some(es[5]), "nothing past the end was read");
+    assert_eq!(world.len(), 7);
+}
+
+#[test]
 fn queries_drive_from_the_smallest_storage_and_match_every_combination() {
     let mut world = World::new();
     let mut expect = Vec::new();

@@ -2167,7 +2167,11 @@ impl Harness {
                 match how {
                     3 => with_bundle(with_c, CmdInsertSink(&mut commands, e, with_c)),
                     4 => commands.remove::<C>(e),
-                    _ => commands.despawn(e),
+                    _ => {
+                        commands.despawn(e);
+                        // In one run of despawns with `e`: dropped unmade after the panic too.
+                        commands.despawn(r1);
+                    }
                 }
                 // Dropped unmade after the panic.
                 let r2 = with_bundle(

@@ -444,6 +444,13 @@ fn all_ascii(s: &[u8]) -> bool {
 #[inline(never)]
 pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
     if quick_check(b) {
+        // The fuzz targets and the tests run with debug assertions: every input they load
+        // checks that the quick check accepts nothing the exact one refuses.
+        debug_assert_eq!(
+            validate_exact(b),
+            Ok(()),
+            "the quick check accepted bad bytes"
+        );
         Ok(())
     } else {
         validate_exact(b)
@@ -772,6 +779,55 @@ mod tests {
             assert!(!quick_check(&good[..cut]) || validate_exact(&good[..cut]).is_ok());
         }
         assert!(quick > rounds / 2, "{quick} of {rounds}");
+    }
+
+    /// Inputs at the edges of the rules, each refused by the exact check: the quick check
+    /// refuses them too (an accepted one would pass unchecked in a release build).
+    #[test]
+    fn quick_check_refuses_what_breaks_a_rule_at_its_edge() {
+        let mut c = DataComponent::new();
+        c.set(DataKey::from_raw(1), "abc");
+        c.set(DataKey::from_raw(2), "defg");
+        c.set(DataKey::from_raw(3), 7i64);
+        let good = c.as_bytes().to_vec();
+        assert!(quick_check(&good), "the valid component");
+        let n = count(&good);
+        let value_at = |i: usize| HEADER + 4 * n + 4 * i;
+        let len = good.len() as u32;
+        let with = |at: usize, v: u32| {
+            let mut b = good.clone();
+            wr32(&mut b, at, v);
+            b
+        };
+        let first = rd32(&good, value_at(0)).unwrap();
+        let second = rd32(&good, value_at(1)).unwrap() as usize;
+        let cases = [
+            ("two records at one offset", with(value_at(1), first)),
+            ("a record's count past the end", with(value_at(0), len - 3)),
+            (
+                "an integer 4 bytes from the end",
+                with(value_at(2), len - 4),
+            ),
+            (
+                "an integer 7 bytes from the end",
+                with(value_at(2), len - 7),
+            ),
+            ("a count near u32::MAX", with(second, u32::MAX - 2)),
+            (
+                "values starting inside the header",
+                with(12, (HEADER + 1) as u32),
+            ),
+            ("values starting past the end", with(12, len + 1)),
+            ("two equal keys", with(HEADER + 4, 1)),
+            ("a count of entries past the end", with(8, u32::MAX)),
+        ];
+        for (what, b) in cases {
+            assert!(
+                validate_exact(&b).is_err(),
+                "{what}: the exact check accepts it"
+            );
+            assert!(!quick_check(&b), "{what}: the quick check accepts it");
+        }
     }
 
     /// The fixed-width search agrees with the binary search for every count of keys, with
