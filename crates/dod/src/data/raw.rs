@@ -101,6 +101,8 @@ fn position(b: &[u8], n: usize, k: u32) -> Result<usize, usize> {
         // set so that none of them counts.
         Some(wide) if n <= WIDE => {
             let mut below = 0u32;
+            // Over `chunks_exact`, not `words`: through that adapter the compiler leaves the
+            // loop scalar, and a get measured 1.4x its time.
             for (j, c) in wide.chunks_exact(4).enumerate() {
                 let x = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 below |= u32::from(x < k) << j;
@@ -457,13 +459,6 @@ pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
     }
 }
 
-/// The little-endian `u32` at `4 * i` of `s` (which holds it: `4 * i + 4 <= s.len()`).
-#[inline(always)]
-fn word_at(s: &[u8], i: usize) -> u32 {
-    let w = &s[4 * i..4 * i + 4];
-    u32::from_le_bytes([w[0], w[1], w[2], w[3]])
-}
-
 /// Most records [`quick_check`] keeps the extents of on the stack; a component with more
 /// goes to [`validate_exact`].
 const QUICK_RECORDS: usize = 16;
@@ -501,8 +496,7 @@ fn quick_check(b: &[u8]) -> bool {
     let mut bad = false;
     // One above the key before (0 before the first): each key must reach it.
     let mut floor = 0u64;
-    for (i, &tag) in tags.iter().enumerate() {
-        let (key, raw) = (word_at(keys, i), word_at(values, i));
+    for ((key, raw), &tag) in words(keys).zip(words(values)).zip(tags) {
         bad |= u64::from(key) < floor;
         floor = u64::from(key) + 1;
         // Tags: 0 bool, 1 f32, 2 string, 3 float array, 4 integer (ValueType::tag).
@@ -537,14 +531,24 @@ fn quick_check(b: &[u8]) -> bool {
     if bad {
         return false;
     }
-    // No two records share a byte: in order of offset, each ends before the next starts.
-    let extents = &mut extents[..records];
-    for i in 1..extents.len() {
-        let mut j = i;
-        while j > 0 && extents[j - 1] > extents[j] {
-            extents.swap(j - 1, j);
-            j -= 1;
+    disjoint(&mut extents[..records])
+}
+
+/// Whether no two of the record `extents` (start, end) share a byte: in order of offset,
+/// each ends before the next starts. Sorts them.
+#[inline(always)]
+fn disjoint(extents: &mut [(u32, u32)]) -> bool {
+    if extents.len() <= QUICK_RECORDS {
+        // A component holds a few records: an insertion sort, inline, beats the call.
+        for i in 1..extents.len() {
+            let mut j = i;
+            while j > 0 && extents[j - 1] > extents[j] {
+                extents.swap(j - 1, j);
+                j -= 1;
+            }
         }
+    } else {
+        extents.sort_unstable();
     }
     extents.windows(2).all(|w| w[0].1 <= w[1].0)
 }
@@ -643,19 +647,7 @@ fn validate_exact(b: &[u8]) -> Result<(), DecodeError> {
     } else {
         &mut big
     };
-    if records <= SMALL {
-        // A component holds a few records: an insertion sort, inline, beats the call.
-        for i in 1..extents.len() {
-            let mut j = i;
-            while j > 0 && extents[j - 1] > extents[j] {
-                extents.swap(j - 1, j);
-                j -= 1;
-            }
-        }
-    } else {
-        extents.sort_unstable();
-    }
-    if extents.windows(2).any(|w| w[0].1 > w[1].0) {
+    if !disjoint(extents) {
         return Err(DecodeError::Overlap);
     }
     Ok(())
