@@ -259,11 +259,21 @@ impl<T: Component> Storage<T> {
 
     /// Starts loading the value of entity `index` and its dense entry into the cache, if the
     /// storage holds one: a read of its slot, which should be loading already
-    /// ([`prefetch`](Self::prefetch)).
+    /// ([`prefetch`](Self::prefetch)). Also starts loading the slot of the entity `lag`
+    /// places before the end of the dense array: the one a swap-remove will move `lag`
+    /// removals from now.
     #[inline]
-    pub(crate) fn prefetch_value(&self, index: u32) {
+    pub(crate) fn prefetch_value(&self, index: u32, lag: usize) {
         if self.in_bits {
             return;
+        }
+        let indices = self.set.indices();
+        if let Some(&last) = indices
+            .len()
+            .checked_sub(lag + 1)
+            .and_then(|p| indices.get(p))
+        {
+            self.set.prefetch(last);
         }
         if let Some(p) = self.set.get_index_of(index) {
             if let Some(v) = self.set.values().get(p) {
@@ -551,9 +561,9 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()>;
     /// Starts loading the slot of entity `index` into the cache (see [`Storage::prefetch`]).
     fn prefetch(&self, index: u32);
-    /// Starts loading the value of entity `index` into the cache (see
-    /// [`Storage::prefetch_value`]).
-    fn prefetch_value(&self, index: u32);
+    /// Starts loading the value of entity `index`, and the slot of the entity a swap-remove
+    /// will move `lag` removals from now, into the cache (see [`Storage::prefetch_value`]).
+    fn prefetch_value(&self, index: u32, lag: usize);
     /// The number of entities with the component.
     fn len(&self) -> usize;
 
@@ -599,8 +609,8 @@ impl<T: Component> AnyStorage for Storage<T> {
         Storage::prefetch(self, index);
     }
 
-    fn prefetch_value(&self, index: u32) {
-        Storage::prefetch_value(self, index);
+    fn prefetch_value(&self, index: u32, lag: usize) {
+        Storage::prefetch_value(self, index, lag);
     }
 
     fn remove_entity(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> std::thread::Result<()> {

@@ -716,7 +716,7 @@ impl World {
             // (The first `AHEAD / 2` entities get no value prefetch: their slots are only
             // starting to load.)
             if let Some(half) = ahead[(k + AHEAD / 2) % AHEAD] {
-                self.prefetch_values(half);
+                self.prefetch_values(half, AHEAD / 2);
             }
             despawned += usize::from(self.despawn_loaded(e));
         }
@@ -732,11 +732,12 @@ impl World {
         }
     }
 
-    /// Starts loading entity `e`'s values into the cache, once its slots are loading.
+    /// Starts loading entity `e`'s values into the cache, once its slots are loading, and
+    /// the slots of the entities that removals `lag` despawns from now will move.
     #[inline]
-    fn prefetch_values(&self, e: Entity) {
+    fn prefetch_values(&self, e: Entity, lag: usize) {
         for column in &self.components.columns {
-            column.any().prefetch_value(e.index());
+            column.any().prefetch_value(e.index(), lag);
         }
     }
 
