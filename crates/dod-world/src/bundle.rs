@@ -81,6 +81,11 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>);
 
+    /// [`put`](Bundle::put), if every storage is plain (no bits, stamps or hooks): then no
+    /// context is needed and no hook runs. Else changes nothing and hands the bundle back.
+    #[doc(hidden)]
+    fn put_plain(self, targets: &mut Self::Targets<'_>, e: Entity) -> Result<(), Self>;
+
     /// The ids of the bundle's types, registering them, in order (a type named twice gives
     /// its id twice).
     #[doc(hidden)]
@@ -145,6 +150,11 @@ impl Bundle for () {
 
     #[inline]
     fn put(self, _: &mut (), _: Entity, _: &mut Ctx<'_>) {}
+
+    #[inline]
+    fn put_plain(self, _: &mut (), _: Entity) -> Result<(), ()> {
+        Ok(())
+    }
 
     fn ids(_: &mut Components, _: &mut alloc::vec::Vec<ComponentId>) {}
 
@@ -235,6 +245,18 @@ macro_rules! tuple_bundle {
             #[inline]
             fn put(self, targets: &mut Self::Targets<'_>, e: Entity, ctx: &mut Ctx<'_>) {
                 $(targets.$i.insert(e, self.$i, ctx);)+
+            }
+
+            #[inline]
+            fn put_plain(self, targets: &mut Self::Targets<'_>, e: Entity) -> Result<(), Self> {
+                if !(true $(&& targets.$i.is_plain())+) {
+                    return Err(self);
+                }
+                $(
+                    let put = targets.$i.insert_plain(e, self.$i);
+                    debug_assert!(put.is_ok(), "a plain storage takes a plain insert");
+                )+
+                Ok(())
             }
 
             fn group_moves() -> GroupMoves {

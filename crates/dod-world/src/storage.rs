@@ -299,7 +299,7 @@ impl<T: Component> Storage<T> {
     /// Whether the values live in the sparse set with nothing beside them: no bits, no
     /// stamps, no hooks. The structural hot paths then do the set's own work and nothing else.
     #[inline(always)]
-    fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         debug_assert_eq!(self.plain, self.plain_now());
         self.plain
     }
@@ -1067,6 +1067,24 @@ impl Components {
         self.columns.push(Column::new::<T>());
         self.by_type.insert(TypeId::of::<T>(), id);
         id
+    }
+
+    /// The id of `T`, if it is registered, as [`id`](Self::id), remembered as the ids of the
+    /// bundle `(T,)` (see [`bundle_ids`](Self::bundle_ids)): a loop that inserts and removes
+    /// one type finds it with one comparison instead of a hash lookup per call.
+    #[inline]
+    pub(crate) fn cached_id<T: Component>(&mut self) -> Option<ComponentId> {
+        let t = TypeId::of::<(T,)>();
+        if let Some((last, ids)) = &self.last_bundle {
+            if *last == t {
+                return Some(ids[0]);
+            }
+        }
+        let id = self.id::<T>()?;
+        let mut kept = [ComponentId(0); MAX_BUNDLE];
+        kept[0] = id;
+        self.last_bundle = Some((t, kept));
+        Some(id)
     }
 
     /// The id of `T`, if it is registered.

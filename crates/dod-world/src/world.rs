@@ -833,11 +833,31 @@ impl World {
     /// assert!(world.insert(e, (3u32,)).is_err());
     /// ```
     #[track_caller]
+    #[inline]
     pub fn insert<B: Bundle>(&mut self, e: Entity, bundle: B) -> Result<(), NoSuchEntity> {
         self.flush();
         if !self.entities.is_alive(e) {
             return Err(NoSuchEntity(e));
         }
+        // No group to keep and only plain storages (no bits, stamps or hooks): the sets' own
+        // work, inline, with no context to make and no hook to run after.
+        let bundle = if self.components.has_groups() {
+            bundle
+        } else {
+            let (_, mut targets) = B::targets(&mut self.components);
+            match bundle.put_plain(&mut targets, e) {
+                Ok(()) => return Ok(()),
+                Err(bundle) => bundle,
+            }
+        };
+        self.insert_special(e, bundle);
+        Ok(())
+    }
+
+    /// [`insert`](World::insert) of `bundle` into a live `e`, in a world with groups or into
+    /// storages with bits, stamps or hooks.
+    #[inline(never)]
+    fn insert_special<B: Bundle>(&mut self, e: Entity, bundle: B) {
         let (_, components, mut ctx) = self.ctx_parts();
         let grouped = components.has_groups();
         let (ids, mut targets) = B::targets(components);
@@ -850,7 +870,6 @@ impl World {
             resume_unwind(p);
         }
         self.after_change();
-        Ok(())
     }
 
     /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1).
@@ -868,13 +887,32 @@ impl World {
     /// assert_eq!(world.remove::<u32>(e), None);
     /// assert_eq!(world.get::<char>(e), Some(&'x'));
     /// ```
+    #[inline]
     pub fn remove<T: Component>(&mut self, e: Entity) -> Option<T> {
         self.flush();
         if !self.entities.is_alive(e) {
             return None;
         }
+        let id = self.components.cached_id::<T>()?;
+        // A plain storage outside any group (no bits, stamps or hooks): the set's own work,
+        // inline, with no context to make and no hook to run after.
+        let column = &mut self.components.columns[id.index()];
+        if column.group.is_none() {
+            // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
+            #[allow(unsafe_code)]
+            let storage = unsafe { column.storage_of_mut_unchecked::<T>() };
+            if let Some(taken) = storage.remove_plain(e) {
+                return taken;
+            }
+        }
+        self.remove_special(e, id)
+    }
+
+    /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a storage that is
+    /// grouped or has bits, stamps or hooks.
+    #[inline(never)]
+    fn remove_special<T: Component>(&mut self, e: Entity, id: ComponentId) -> Option<T> {
         let (_, components, mut ctx) = self.ctx_parts();
-        let id = components.id::<T>()?;
         components.leave_group_of(e.index(), id);
         let value = components.columns[id.index()]
             .storage_of_mut::<T>()
