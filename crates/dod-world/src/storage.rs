@@ -14,7 +14,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::any::{Any, TypeId};
 use core::cell::UnsafeCell;
-use core::hash::{BuildHasherDefault, Hasher};
+use core::hash::{BuildHasherDefault, Hash, Hasher};
 use core::mem;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -990,6 +990,21 @@ impl Hasher for TypeIdHasher {
     }
 }
 
+/// Slots of [`Components::direct`].
+const DIRECT: usize = 32;
+
+/// The slot of type `t` in [`Components::direct`]. (For a type named in the code, `t` is a
+/// constant, and so is its slot.)
+#[inline]
+fn direct_slot(t: TypeId) -> usize {
+    let mut h = TypeIdHasher::default();
+    t.hash(&mut h);
+    h.finish() as usize % DIRECT
+}
+
+/// A type no world registers: it marks the vacant slots of [`Components::direct`].
+struct Vacant;
+
 /// The storages of a world, by registration order, and the map from type to column. (Public
 /// only so that [`Bundle`](crate::Bundle) can name it; not reachable outside.)
 #[derive(Default)]
@@ -998,6 +1013,12 @@ impl Hasher for TypeIdHasher {
 pub struct Components {
     pub(crate) columns: Vec<Column>,
     by_type: HashMap<TypeId, ComponentId, BuildHasherDefault<TypeIdHasher>>,
+    /// A direct-mapped table from type to id beside `by_type`: each slot keeps the first type
+    /// registered that falls in it, so most lookups take one comparison, with no probing
+    /// (the rest go to `by_type`, which holds every type). Empty until the first type
+    /// registers, so that an empty world allocates nothing; ids never change, so it never
+    /// goes stale.
+    direct: Vec<(TypeId, ComponentId)>,
     pub(crate) groups: Vec<crate::group::Group>,
     /// The last bundle type whose ids [`bundle_ids`](Components::bundle_ids) found, and its
     /// ids: a loop spawning one bundle type finds them with one comparison instead of a hash
@@ -1053,10 +1074,21 @@ impl Components {
     /// The id of `T`, registering it on first use.
     #[inline]
     pub(crate) fn register<T: Component>(&mut self) -> ComponentId {
-        if let Some(&id) = self.by_type.get(&TypeId::of::<T>()) {
+        if let Some(id) = self.find(TypeId::of::<T>()) {
             return id;
         }
         self.register_new::<T>()
+    }
+
+    /// The id of type `t`, if it is registered.
+    #[inline]
+    fn find(&self, t: TypeId) -> Option<ComponentId> {
+        if let Some(&(kept, id)) = self.direct.get(direct_slot(t)) {
+            if kept == t {
+                return Some(id);
+            }
+        }
+        self.by_type.get(&t).copied()
     }
 
     #[cold]
@@ -1065,7 +1097,15 @@ impl Components {
             u32::try_from(self.columns.len()).expect("fewer than 2^32 component types"),
         );
         self.columns.push(Column::new::<T>());
-        self.by_type.insert(TypeId::of::<T>(), id);
+        let t = TypeId::of::<T>();
+        self.by_type.insert(t, id);
+        if self.direct.is_empty() {
+            self.direct = alloc::vec![(TypeId::of::<Vacant>(), ComponentId(u32::MAX)); DIRECT];
+        }
+        let slot = &mut self.direct[direct_slot(t)];
+        if slot.0 == TypeId::of::<Vacant>() {
+            *slot = (t, id);
+        }
         id
     }
 
@@ -1090,8 +1130,8 @@ impl Components {
     /// The id of `T`, if it is registered.
     #[inline]
     pub(crate) fn id<T: Component>(&self) -> Option<ComponentId> {
-        match self.by_type.get(&TypeId::of::<T>()) {
-            Some(&id) => Some(id),
+        match self.find(TypeId::of::<T>()) {
+            Some(id) => Some(id),
             None => {
                 self.refuse_misspelled::<T>();
                 None
@@ -1136,7 +1176,7 @@ impl Components {
     /// The id of the type `t`, if it is registered.
     #[cfg_attr(not(feature = "serde"), allow(dead_code))]
     pub(crate) fn id_of(&self, t: TypeId) -> Option<ComponentId> {
-        self.by_type.get(&t).copied()
+        self.find(t)
     }
 
     /// The column of `T`, if it is registered.
@@ -1149,7 +1189,12 @@ impl Components {
     /// The storage of `T`, if it is registered.
     #[inline]
     pub(crate) fn storage<T: Component>(&self) -> Option<&Storage<T>> {
-        Some(self.column::<T>()?.storage())
+        let id = self.id::<T>()?;
+        // SAFETY: `id` was found by `T`'s `TypeId`, so its column holds a `Storage<T>`; the
+        // caller meets the conditions of `Column::any`, as through `Column::storage`. (No
+        // check of the type: a random `get` spent a fifth of its instructions on it.)
+        #[allow(unsafe_code)]
+        Some(unsafe { self.columns[id.index()].storage_of::<T>() })
     }
 
     /// The storage of `T`, mutable, registering `T` on first use.
@@ -1163,7 +1208,9 @@ impl Components {
     #[inline]
     pub(crate) fn storage_mut<T: Component>(&mut self) -> Option<&mut Storage<T>> {
         let id = self.id::<T>()?;
-        Some(self.columns[id.index()].storage_of_mut())
+        // SAFETY: `id` was found by `T`'s `TypeId`, so its column holds a `Storage<T>`.
+        #[allow(unsafe_code)]
+        Some(unsafe { self.columns[id.index()].storage_of_mut_unchecked::<T>() })
     }
 }
 

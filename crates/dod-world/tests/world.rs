@@ -1006,3 +1006,34 @@ fn commands_that_spawned_from_one_world_panic_when_applied_to_another() {
     assert_eq!(b.apply(&mut c), 2);
     assert_eq!(a.get::<u8>(f), Some(&1));
 }
+
+/// Gives `e` a `[u8; N]` for every listed `N`, then checks each is found as itself (by `get`,
+/// `has`, a query and `remove`), and that a second entity has none of them.
+macro_rules! many_types {
+    ($world:ident, $e:ident, $other:ident; $($n:literal)+) => {
+        $( $world.insert($e, ([$n as u8; $n],)).unwrap(); )+
+        $(
+            assert_eq!($world.get::<[u8; $n]>($e), Some(&[$n as u8; $n]));
+            assert!($world.has::<[u8; $n]>($e) && !$world.has::<[u8; $n]>($other));
+            assert_eq!($world.query::<&[u8; $n]>().iter().collect::<Vec<_>>(), [&[$n as u8; $n]]);
+        )+
+        $(
+            assert_eq!($world.remove::<[u8; $n]>($e), Some([$n as u8; $n]));
+            assert_eq!($world.get::<[u8; $n]>($e), None);
+        )+
+    };
+}
+
+#[test]
+fn each_of_many_component_types_is_found_as_itself() {
+    // More types than the world's direct table of type ids has slots, so that some share a
+    // slot and are found through the map behind it.
+    let mut world = World::new();
+    let e = world.spawn((Pos(1.0),));
+    let other = world.spawn((Pos(2.0),));
+    many_types!(world, e, other;
+        1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24
+        25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48);
+    assert_eq!(world.get::<Pos>(e), Some(&Pos(1.0)));
+    assert_eq!(world.register::<[u8; 48]>().index(), 48);
+}
