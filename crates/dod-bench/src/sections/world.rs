@@ -244,6 +244,9 @@ trait Contender: Sized {
     fn remove(&mut self, es: &[Self::Entity]);
     /// Spawns churn's `i`-th entity.
     fn spawn_mover(&mut self, i: usize) -> Self::Entity;
+    /// The sum of the first coordinate of the `Position` of each of `es` (all alive), each
+    /// looked up by entity.
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32;
     /// Despawns every one of `es` (all alive), through the crate's batch despawn where it has
     /// one.
     fn despawn_all(&mut self, es: &[Self::Entity]);
@@ -378,6 +381,10 @@ impl<const GROUPED: bool, const BATCH: bool> Contender for DodWorld<GROUPED, BAT
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.spawn(mover(i))
     }
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
+        let p = self.0.view_mut::<Position>();
+        es.iter().map(|&e| p.get(e).expect("alive").0[0]).sum()
+    }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         if BATCH {
             let despawned = self.0.despawn_batch(es.iter().copied());
@@ -458,6 +465,10 @@ impl Contender for Hecs {
     }
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.spawn(mover(i))
+    }
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
+        let p = self.0.view_mut::<&Position>();
+        es.iter().map(|&e| p.get(e).expect("alive").0[0]).sum()
     }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         for &e in es {
@@ -549,6 +560,12 @@ impl Contender for Bevy {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.world.spawn(mover(i)).id()
     }
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
+        let mut q = self.world.query::<&Position>();
+        es.iter()
+            .map(|&e| q.get(&self.world, e).expect("alive").0[0])
+            .sum()
+    }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         for &e in es {
             self.world.despawn(e);
@@ -636,6 +653,14 @@ impl Contender for Shipyard {
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.add_entity(mover(i))
     }
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
+        use shipyard::{Get, View};
+        self.0.run(|p: View<Position>| {
+            es.iter()
+                .map(|&e| (&p).get(e).expect("alive").0[0])
+                .sum()
+        })
+    }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         for &e in es {
             self.0.delete_entity(e);
@@ -703,6 +728,10 @@ impl Contender for Sparsey {
     }
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.create(mover(i))
+    }
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
+        let p = self.0.borrow::<Position>();
+        es.iter().map(|&e| p.get(e).expect("alive").0[0]).sum()
     }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         for &e in es {
@@ -810,6 +839,11 @@ impl Contender for Specs {
         let (p, r, v) = mover(i);
         self.0.create_entity().with(p).with(r).with(v).build()
     }
+    fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
+        use specs::WorldExt;
+        let p = self.0.read_storage::<Position>();
+        es.iter().map(|&e| p.get(e).expect("alive").0[0]).sum()
+    }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         use specs::WorldExt;
         self.0.delete_entities(es).expect("alive");
@@ -847,6 +881,7 @@ enum Workload {
     HeavyCompute,
     AddRemove,
     Churn,
+    Get,
 }
 
 impl Workload {
@@ -867,6 +902,7 @@ impl Workload {
             Workload::HeavyCompute => "heavy_compute",
             Workload::AddRemove => "add_remove",
             Workload::Churn => "churn",
+            Workload::Get => "get",
         }
     }
 }
@@ -897,6 +933,9 @@ struct Plan {
     /// Per frame, the positions in the list of live entities to despawn, in order (each below
     /// the list's length at that point).
     picks: Vec<Vec<u32>>,
+    /// The positions in churn's list of live entities that a sample of random gets looks up,
+    /// in order.
+    gets: Vec<u32>,
     /// Repetitions (`--reps`).
     reps: usize,
 }
@@ -915,6 +954,7 @@ impl Plan {
                     .collect()
             })
             .collect();
+        let gets = (0..churn / 10).map(|_| rng.below(churn) as u32).collect();
         Plan {
             simple: 10_000,
             iter_passes: if cfg.quick { 5 } else { 20 },
@@ -927,6 +967,7 @@ impl Plan {
             frames,
             per_frame,
             picks,
+            gets,
             reps: cfg.reps,
         }
     }
@@ -948,6 +989,7 @@ impl Plan {
             Workload::HeavyCompute => self.heavy,
             Workload::AddRemove => self.add_remove,
             Workload::Churn => 1,
+            Workload::Get => self.gets.len(),
         }
     }
 }
@@ -1014,6 +1056,15 @@ fn sampler<'p, C: Contender + 'static>(w: Workload, plan: &'p Plan) -> Sampler<'
                 })
                 .0;
                 black_box(&mut c);
+                d
+            })
+        }
+        Workload::Get => {
+            let (mut c, live) = churn_world::<C>(plan.churn);
+            let es: Vec<C::Entity> = plan.gets.iter().map(|&i| live[i as usize]).collect();
+            Box::new(move || {
+                let (d, sum) = time(|| c.sum_positions(&es));
+                black_box(sum);
                 d
             })
         }
@@ -1118,7 +1169,7 @@ fn target(w: Workload) -> Option<f64> {
     match w {
         Workload::AddRemove | Workload::Churn => Some(1.0),
         Workload::SimpleInsert | Workload::FragIter | Workload::HeavyCompute => Some(1.1),
-        Workload::SimpleIter => None,
+        Workload::SimpleIter | Workload::Get => None,
     }
 }
 
@@ -1205,6 +1256,31 @@ fn churn_table(plan: &Plan) -> Table {
         plan.per_frame,
         plan.samples(Workload::Churn)
     ));
+    t
+}
+
+fn get_table(plan: &Plan) -> Table {
+    let mut t = Table::new(
+        "world",
+        format!(
+            "world: random access, {} random lookups among {} entities",
+            plan.gets.len(),
+            plan.churn
+        ),
+        "ns per lookup (median)",
+    )
+    .columns(&["get"]);
+    progress("world: get");
+    let timings = measure(plan, &ROWS, Workload::Get);
+    fill(&mut t, 0, plan, Workload::Get, &timings);
+    t.note(verdict(&t, 0, target(Workload::Get)));
+    t.note(
+        "Churn's world before its first frame (every entity with Position, Rotation and \
+         Velocity); each sample sums one coordinate of the Position of the same random live \
+         entities, each looked up by entity through the crate's random-access form, made \
+         once per sample: dod_world's and hecs's view_mut, bevy_ecs's query state, \
+         shipyard's and sparsey's views, specs' read storage.",
+    );
     t
 }
 
@@ -1698,6 +1774,7 @@ fn run(cfg: &Config) -> Vec<Table> {
         suite_table(&plan),
         groups_table(&plan),
         churn_table(&plan),
+        get_table(&plan),
         tracking_table(cfg, &plan),
         memory,
     ]
@@ -1778,6 +1855,13 @@ mod tests {
             frame(&mut c, &mut live, &mut dead, p, &mut next);
         }
         out.push(census(&mut c));
+        let es: Vec<C::Entity> = plan.gets.iter().map(|&i| live[i as usize]).collect();
+        out.push(Census {
+            positions: es.len(),
+            position_sum: f64::from(c.sum_positions(&es)),
+            data_sum: 0.0,
+            added: 0,
+        });
         out
     }
 
@@ -1794,6 +1878,8 @@ mod tests {
         assert_eq!(want[2].data_sum, 26.0 * 3.0 * 2.0);
         assert_eq!((want[3].added, want[4].added), (40, 30));
         assert_eq!(want[5].positions, 500);
+        assert_eq!(want[6].positions, 50);
+        assert!(want[6].position_sum > 0.0);
         let others = [
             (DodGrouped::NAME, census_of::<DodGrouped>(&plan)),
             (DodOneByOne::NAME, census_of::<DodOneByOne>(&plan)),
