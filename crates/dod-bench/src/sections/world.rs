@@ -655,11 +655,8 @@ impl Contender for Shipyard {
     }
     fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
         use shipyard::{Get, View};
-        self.0.run(|p: View<Position>| {
-            es.iter()
-                .map(|&e| (&p).get(e).expect("alive").0[0])
-                .sum()
-        })
+        self.0
+            .run(|p: View<Position>| es.iter().map(|&e| (&p).get(e).expect("alive").0[0]).sum())
     }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         for &e in es {
