@@ -83,8 +83,12 @@ pub trait Bundle: Send + Sync + Sized + 'static {
 
     /// [`put`](Bundle::put), if every storage is plain (no bits, stamps or hooks): then no
     /// context is needed and no hook runs. Else changes nothing and hands the bundle back.
+    /// It does not look at groups: the caller takes this path only in a world without any.
     #[doc(hidden)]
-    fn put_plain(self, targets: &mut Self::Targets<'_>, e: Entity) -> Result<(), Self>;
+    fn put_plain(self, targets: &mut Self::Targets<'_>, e: Entity) -> Result<(), Self> {
+        let _ = (targets, e);
+        Err(self)
+    }
 
     /// The ids of the bundle's types, registering them, in order (a type named twice gives
     /// its id twice).

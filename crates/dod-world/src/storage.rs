@@ -259,23 +259,24 @@ impl<T: Component> Storage<T> {
 
     /// Starts loading the value of entity `index` and its dense entry into the cache, if the
     /// storage holds one: a read of its slot, which should be loading already
-    /// ([`prefetch`](Self::prefetch)). Also starts loading the slot of the entity `lag`
-    /// places before the end of the dense array: the one a swap-remove will move `lag`
-    /// removals from now.
+    /// ([`prefetch`](Self::prefetch)). If it does, also starts loading the slot of the entity
+    /// `lag` places before the end of the dense array: an estimate of the one its
+    /// swap-remove will move, `lag` removals from now (exact when each of those removes a
+    /// value from this storage and no group swaps between).
     #[inline]
     pub(crate) fn prefetch_value(&self, index: u32, lag: usize) {
         if self.in_bits {
             return;
         }
-        let indices = self.set.indices();
-        if let Some(&last) = indices
-            .len()
-            .checked_sub(lag + 1)
-            .and_then(|p| indices.get(p))
-        {
-            self.set.prefetch(last);
-        }
         if let Some(p) = self.set.get_index_of(index) {
+            let indices = self.set.indices();
+            if let Some(&last) = indices
+                .len()
+                .checked_sub(lag + 1)
+                .and_then(|p| indices.get(p))
+            {
+                self.set.prefetch(last);
+            }
             if let Some(v) = self.set.values().get(p) {
                 dod::hint::prefetch(v);
             }
@@ -298,6 +299,7 @@ impl<T: Component> Storage<T> {
 
     /// Whether the values live in the sparse set with nothing beside them: no bits, no
     /// stamps, no hooks. The structural hot paths then do the set's own work and nothing else.
+    /// A plain storage may still be owned by a group, which its callers check apart.
     #[inline(always)]
     pub(crate) fn is_plain(&self) -> bool {
         debug_assert_eq!(self.plain, self.plain_now());
@@ -1107,24 +1109,6 @@ impl Components {
             *slot = (t, id);
         }
         id
-    }
-
-    /// The id of `T`, if it is registered, as [`id`](Self::id), remembered as the ids of the
-    /// bundle `(T,)` (see [`bundle_ids`](Self::bundle_ids)): a loop that inserts and removes
-    /// one type finds it with one comparison instead of a hash lookup per call.
-    #[inline]
-    pub(crate) fn cached_id<T: Component>(&mut self) -> Option<ComponentId> {
-        let t = TypeId::of::<(T,)>();
-        if let Some((last, ids)) = &self.last_bundle {
-            if *last == t {
-                return Some(ids[0]);
-            }
-        }
-        let id = self.id::<T>()?;
-        let mut kept = [ComponentId(0); MAX_BUNDLE];
-        kept[0] = id;
-        self.last_bundle = Some((t, kept));
-        Some(id)
     }
 
     /// The id of `T`, if it is registered.

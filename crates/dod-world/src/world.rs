@@ -857,6 +857,7 @@ impl World {
     /// [`insert`](World::insert) of `bundle` into a live `e`, in a world with groups or into
     /// storages with bits, stamps or hooks.
     #[inline(never)]
+    #[track_caller]
     fn insert_special<B: Bundle>(&mut self, e: Entity, bundle: B) {
         let (_, components, mut ctx) = self.ctx_parts();
         let grouped = components.has_groups();
@@ -893,7 +894,7 @@ impl World {
         if !self.entities.is_alive(e) {
             return None;
         }
-        let id = self.components.cached_id::<T>()?;
+        let id = self.components.id::<T>()?;
         // A plain storage outside any group (no bits, stamps or hooks): the set's own work,
         // inline, with no context to make and no hook to run after.
         let column = &mut self.components.columns[id.index()];

@@ -1037,3 +1037,52 @@ fn each_of_many_component_types_is_found_as_itself() {
     assert_eq!(world.get::<Pos>(e), Some(&Pos(1.0)));
     assert_eq!(world.register::<[u8; 48]>().index(), 48);
 }
+
+thread_local! {
+    /// The file of the last panic on this thread whose message names a type held twice.
+    static TWICE_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Where `f` panicked, if it panicked for a type held twice.
+fn twice_panic_file(f: impl FnOnce()) -> Option<String> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.to_string().contains("twice") {
+                let file = info.location().map(|l| l.file().to_string());
+                TWICE_AT.with(|t| *t.borrow_mut() = file);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+    TWICE_AT.with(|t| t.borrow_mut().take());
+    assert!(catch_unwind(AssertUnwindSafe(f)).is_err(), "no panic");
+    TWICE_AT.with(|t| t.borrow_mut().take())
+}
+
+#[test]
+fn a_bundle_holding_a_type_twice_panics_at_the_callers_line() {
+    for grouped in [false, true] {
+        let mut world = World::new();
+        if grouped {
+            world.group::<(Pos, Vel)>().unwrap();
+        }
+        let e = world.spawn(());
+        let file = twice_panic_file(|| {
+            let _ = world.insert(e, (1u32, 2u32));
+        });
+        assert!(
+            file.as_deref().is_some_and(|f| f.contains("tests")),
+            "insert, grouped: {grouped}: {file:?}"
+        );
+        let file = twice_panic_file(|| {
+            world.spawn((1u8, 2u8));
+        });
+        assert!(
+            file.as_deref().is_some_and(|f| f.contains("tests")),
+            "spawn, grouped: {grouped}: {file:?}"
+        );
+    }
+}
