@@ -273,7 +273,7 @@ impl<T: Component> Storage<T> {
             if let Some(&last) = indices
                 .len()
                 .checked_sub(lag + 1)
-                .and_then(|p| indices.get(p))
+                .and_then(|moved| indices.get(moved))
             {
                 self.set.prefetch(last);
             }

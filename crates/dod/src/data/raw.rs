@@ -459,8 +459,9 @@ pub(crate) fn validate(b: &[u8]) -> Result<(), DecodeError> {
     }
 }
 
-/// Most records [`quick_check`] keeps the extents of on the stack; a component with more
-/// goes to [`validate_exact`].
+/// Most record extents a check keeps on the stack and sorts by insertion ([`disjoint`]): a
+/// component with more goes from [`quick_check`] to [`validate_exact`], which keeps them on
+/// the heap.
 const QUICK_RECORDS: usize = 16;
 
 /// Whether `b` keeps every invariant of the format, for a component of at most
@@ -600,8 +601,7 @@ fn validate_exact(b: &[u8]) -> Result<(), DecodeError> {
         return Err(first_bad_tag(values, tags));
     }
     // Record extents, to find overlaps; on the stack for the common small component.
-    const SMALL: usize = 16;
-    let mut small = [(0u32, 0u32); SMALL];
+    let mut small = [(0u32, 0u32); QUICK_RECORDS];
     let mut big = alloc::vec::Vec::new();
     let mut records = 0usize;
     for (i, (raw, &tag)) in words(values).zip(tags).enumerate() {
