@@ -182,7 +182,7 @@ fn check(s: &BitSet, m: &BTreeSet<u32>, universe: usize) {
     assert_eq!(stepped, m.iter().copied().collect::<Vec<_>>());
     let mut fe = Vec::new();
     s.for_each(|i| fe.push(i));
-    assert_eq!(fe.len(), m.len());
+    assert_eq!(fe, m.iter().copied().collect::<Vec<_>>());
     assert_eq!(
         s.iter().fold(0u32, |a, i| a ^ i.wrapping_mul(31)),
         m.iter().fold(0, |a, i| a ^ i.wrapping_mul(31))
@@ -284,6 +284,35 @@ fn check_exprs(a: &BitSet, ma: &BTreeSet<u32>, b: &BitSet, mb: &BTreeSet<u32>) {
     for (name, got, want) in &exprs {
         assert_eq!(got, &want.iter().copied().collect::<Vec<_>>(), "{name}");
     }
+    // The internal forms (`fold`, `for_each`) walk the expressions apart from `next`.
+    let push = |mut v: Vec<u32>, i| {
+        v.push(i);
+        v
+    };
+    let folded: [(&str, Vec<u32>, &BTreeSet<u32>); 4] = [
+        ("and", a.and(b).iter().fold(Vec::new(), push), &exprs[0].2),
+        ("or", a.or(b).iter().fold(Vec::new(), push), &exprs[1].2),
+        (
+            "and_not",
+            a.and_not(b).iter().fold(Vec::new(), push),
+            &exprs[2].2,
+        ),
+        ("xor", a.xor(b).iter().fold(Vec::new(), push), &exprs[3].2),
+    ];
+    for (name, got, want) in &folded {
+        assert_eq!(
+            got,
+            &want.iter().copied().collect::<Vec<_>>(),
+            "fold {name}"
+        );
+    }
+    let mut each = Vec::new();
+    a.and_not(b).for_each(|i| each.push(i));
+    assert_eq!(
+        each,
+        (ma - mb).into_iter().collect::<Vec<_>>(),
+        "for_each and_not"
+    );
     let and = a.and(b);
     assert_eq!(and.count(), (ma & mb).len());
     assert_eq!(and.is_empty(), (ma & mb).is_empty());

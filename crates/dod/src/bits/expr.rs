@@ -187,12 +187,7 @@ pub trait Bits {
     where
         Self: Sized,
     {
-        self.blocks().fold_words((), |(), base, mut w| {
-            while w != 0 {
-                f(base + w.trailing_zeros());
-                w &= w - 1;
-            }
-        })
+        self.blocks().fold_indices((), |(), i| f(i))
     }
 
     /// The number of indices. O(non-empty words), for a set as for an expression.
