@@ -119,6 +119,39 @@ fn check(s: &BitSet, model: &Model, other: &BitSet, mo: &BTreeSet<u32>) {
     assert!(s.or(other).iter().eq(m.union(mo).copied()));
     assert!(s.and_not(other).iter().eq(m.difference(mo).copied()));
     assert!(s.xor(other).iter().eq(m.symmetric_difference(mo).copied()));
+    // The internal forms gather indices apart from `next`.
+    let folded = |it: &mut dyn FnMut(&mut Vec<u32>)| {
+        let mut v = Vec::new();
+        it(&mut v);
+        v
+    };
+    let want: Vec<u32> = m.iter().copied().collect();
+    assert_eq!(
+        s.iter().fold(Vec::new(), |mut v, i| {
+            v.push(i);
+            v
+        }),
+        want
+    );
+    assert_eq!(folded(&mut |v| s.for_each(|i| v.push(i))), want);
+    let want: Vec<u32> = m.intersection(mo).copied().collect();
+    assert_eq!(folded(&mut |v| s.and(other).for_each(|i| v.push(i))), want);
+    let want: Vec<u32> = m.symmetric_difference(mo).copied().collect();
+    assert_eq!(
+        s.xor(other).iter().fold(Vec::new(), |mut v, i| {
+            v.push(i);
+            v
+        }),
+        want
+    );
+    let want: Vec<u32> = (0..u as u32).filter(|i| !m.contains(i)).collect();
+    assert_eq!(
+        s.not().iter().fold(Vec::new(), |mut v, i| {
+            v.push(i);
+            v
+        }),
+        want
+    );
     assert_eq!(s.not().count(), u - m.len());
     assert_eq!(s.and(other).is_empty(), m.is_disjoint(mo));
     // The operators are the methods.
