@@ -221,7 +221,7 @@ impl<T: Component> Storage<T> {
     /// The dense position of entity `index` (not for a tag in bits).
     #[inline]
     pub(crate) fn position_of(&self, index: u32) -> Option<usize> {
-        debug_assert!(!self.in_bits);
+        debug_assert!(!self.in_bits());
         self.set.get_index_of(index)
     }
 
@@ -251,7 +251,7 @@ impl<T: Component> Storage<T> {
     /// Starts loading the slot of entity `index` into the cache.
     #[inline]
     pub(crate) fn prefetch(&self, index: u32) {
-        if self.in_bits {
+        if self.in_bits() {
             return;
         }
         self.set.prefetch(index);
@@ -265,7 +265,7 @@ impl<T: Component> Storage<T> {
     /// value from this storage and no group swaps between).
     #[inline]
     pub(crate) fn prefetch_value(&self, index: u32, lag: usize) {
-        if self.in_bits {
+        if self.in_bits() {
             return;
         }
         if let Some(p) = self.set.get_index_of(index) {
@@ -308,7 +308,7 @@ impl<T: Component> Storage<T> {
 
     /// What [`is_plain`](Self::is_plain) answers, computed from the bits, stamps and hooks.
     fn plain_now(&self) -> bool {
-        !self.in_bits
+        !self.in_bits()
             && self.ticks.is_none()
             && self.on_insert.is_none()
             && self.on_remove.is_none()
@@ -363,7 +363,7 @@ impl<T: Component> Storage<T> {
     #[inline(never)]
     fn insert_special(&mut self, e: Entity, value: T, ctx: &mut Ctx<'_>) -> bool {
         let index = e.index();
-        if self.in_bits {
+        if self.in_bits() {
             mem::forget(value);
             let new = self.tags.insert(index);
             self.tag_count += usize::from(new);
@@ -437,7 +437,7 @@ impl<T: Component> Storage<T> {
     #[inline(never)]
     fn remove_special(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> Option<T> {
         let index = e.index();
-        let value = if self.in_bits {
+        let value = if self.in_bits() {
             if !self.tags.remove(index) {
                 return None;
             }
@@ -463,7 +463,7 @@ impl<T: Component> Storage<T> {
 
     #[inline]
     pub(crate) fn get(&self, index: u32) -> Option<&T> {
-        if self.in_bits {
+        if self.in_bits() {
             self.tags.contains(index).then(tag_ref)
         } else {
             self.set.get(index)
@@ -473,7 +473,7 @@ impl<T: Component> Storage<T> {
     /// `e`'s value, mutably, stamped changed at `now` when tracked.
     #[inline]
     pub(crate) fn get_mut(&mut self, index: u32, now: Tick) -> Option<&mut T> {
-        if self.in_bits {
+        if self.in_bits() {
             return self.tags.contains(index).then(tag_mut);
         }
         if let Some(t) = &mut self.ticks {
@@ -492,7 +492,7 @@ impl<T: Component> Storage<T> {
         indices: [u32; N],
         now: Tick,
     ) -> Option<[&mut T; N]> {
-        if self.in_bits {
+        if self.in_bits() {
             let distinct = indices
                 .iter()
                 .enumerate()
@@ -514,16 +514,23 @@ impl<T: Component> Storage<T> {
 
     #[inline]
     pub(crate) fn contains(&self, index: u32) -> bool {
-        if self.in_bits {
+        if self.in_bits() {
             self.tags.contains(index)
         } else {
             self.set.contains(index)
         }
     }
 
+    /// Whether the values are the bits of `tags`: never for a type that is not a tag, which
+    /// the compiler sees, so that other types' paths carry no test of it.
+    #[inline(always)]
+    pub(crate) fn in_bits(&self) -> bool {
+        is_tag::<T>() && self.in_bits
+    }
+
     #[inline]
     pub(crate) fn len(&self) -> usize {
-        if self.in_bits {
+        if self.in_bits() {
             self.tag_count
         } else {
             self.set.len()
@@ -531,7 +538,7 @@ impl<T: Component> Storage<T> {
     }
 
     pub(crate) fn reserve(&mut self, additional: usize) {
-        if !self.in_bits {
+        if !self.in_bits() {
             self.set.reserve(additional);
             if let Some(t) = &mut self.ticks {
                 t.added.reserve(additional);
@@ -543,7 +550,7 @@ impl<T: Component> Storage<T> {
     /// Moves a tag's bits into the sparse set, so that its values have positions (for
     /// tracking and groups). O(len).
     fn leave_bits(&mut self) {
-        if !self.in_bits {
+        if !self.in_bits() {
             return;
         }
         self.in_bits = false;
@@ -645,7 +652,7 @@ impl<T: Component> AnyStorage for Storage<T> {
             if let Some(p) = panic {
                 resume_unwind(p);
             }
-        } else if self.in_bits {
+        } else if self.in_bits() {
             self.tags.clear();
             self.tag_count = 0;
         } else {
@@ -673,7 +680,7 @@ impl<T: Component> AnyStorage for Storage<T> {
     }
 
     fn indices(&self) -> Vec<u32> {
-        if self.in_bits {
+        if self.in_bits() {
             self.tags.iter().collect()
         } else {
             self.set.indices().to_vec()
@@ -725,7 +732,7 @@ impl<T: Component> AnyStorage for Storage<T> {
     }
 
     fn dense_indices(&self) -> &[u32] {
-        if self.in_bits {
+        if self.in_bits() {
             &[]
         } else {
             self.set.indices()
@@ -734,7 +741,7 @@ impl<T: Component> AnyStorage for Storage<T> {
 
     fn replace_values(&mut self, other: &mut dyn AnyStorage, now: Tick) {
         let other: &mut Storage<T> = downcast_mut(other.as_any_mut());
-        let keep_bits = self.in_bits;
+        let keep_bits = self.in_bits();
         mem::swap(&mut self.set, &mut other.set);
         mem::swap(&mut self.tags, &mut other.tags);
         mem::swap(&mut self.tag_count, &mut other.tag_count);
@@ -754,7 +761,7 @@ impl<T: Component> AnyStorage for Storage<T> {
     fn assert_invariants(&self, name: &str) {
         self.set.assert_invariants();
         self.tags.assert_invariants();
-        if self.in_bits {
+        if self.in_bits() {
             assert!(self.set.is_empty(), "`{name}`: values beside its bits");
             assert_eq!(
                 self.tags.count(),

@@ -342,7 +342,7 @@ unsafe fn shared_column<'w, T: Component>(
 ) -> Column<'w, *const T> {
     // SAFETY: `id` is `T`'s (the caller's contract).
     let storage: &'w Storage<T> = unsafe { world.components().columns[id.index()].storage_of() };
-    if storage.in_bits {
+    if storage.in_bits() {
         Column::Tag {
             id,
             bits: &storage.tags,
@@ -378,7 +378,7 @@ unsafe fn exclusive_column<'w, T: Component>(
     // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
     // contract.
     let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
-    if storage.in_bits {
+    if storage.in_bits() {
         let len = storage.tag_count;
         Column::Tag {
             id,

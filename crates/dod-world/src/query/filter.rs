@@ -67,7 +67,7 @@ impl Presence<'_> {
 /// The presence of `T`, whose id is `id`, in `world`.
 pub(super) fn presence<T: Component>(world: &World, id: ComponentId) -> Presence<'_> {
     let storage: &Storage<T> = world.components().columns[id.index()].storage();
-    if storage.in_bits {
+    if storage.in_bits() {
         Presence::Tag(id, &storage.tags, storage.tag_count)
     } else {
         Presence::Set(id, storage.set.split().0)
