@@ -61,7 +61,7 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     /// Runs of appends from the new entity `first` in every storage, if every storage takes
     /// one (see [`Storage::append_run`]).
     #[doc(hidden)]
-    fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>>;
+    fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: Entity) -> Option<Self::Runs<'a>>;
 
     /// How many more entities every run can take without growing: pushes within it
     /// allocate nothing, so a bundle is never pushed to some storages and not to others.
@@ -137,7 +137,7 @@ impl Bundle for () {
     fn prefetch(_: &(), _: u32) {}
 
     #[inline]
-    fn runs(_: &mut (), _: u32) -> Option<()> {
+    fn runs(_: &mut (), _: Entity) -> Option<()> {
         Some(())
     }
 
@@ -227,7 +227,7 @@ macro_rules! tuple_bundle {
             }
 
             #[inline]
-            fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: u32) -> Option<Self::Runs<'a>> {
+            fn runs<'a>(targets: &'a mut Self::Targets<'_>, first: Entity) -> Option<Self::Runs<'a>> {
                 Some(($(targets.$i.append_run(first)?,)+))
             }
 

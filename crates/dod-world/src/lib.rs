@@ -4,8 +4,10 @@
 //!
 //! [`World`] is where dod's parts meet, and where their seams are sealed: entities come from
 //! one allocator that follows dod's slot rules (FIFO reuse, keep N free, retirement before a
-//! generation wraps), liveness is checked once where an entity enters the API, and despawning
-//! removes every component, so no component of a dead entity ever shows up under another.
+//! generation wraps), liveness is checked once where an entity enters the API (a component
+//! lookup checks it in the component's own sparse slot, which carries the generation of the
+//! entity it belongs to), and despawning removes every component, so no component of a dead
+//! entity ever shows up under another.
 //!
 //! # Example
 //!

@@ -25,7 +25,7 @@ use dod::sparse_set::AppendRun;
 use dod::{BitSet, SparseSet};
 
 use crate::commands::Commands;
-use crate::entity::Entity;
+use crate::entity::{Entities, Entity};
 
 /// Anything that can be a component: `'static + Send + Sync`. Implemented for every such type.
 ///
@@ -290,11 +290,11 @@ impl<T: Component> Storage<T> {
     /// [`SparseSet::append_run`]), if the storage is plain (no bits, stamps or hooks to keep)
     /// and cannot hold any of them.
     #[inline]
-    pub(crate) fn append_run(&mut self, first: u32) -> Option<AppendRun<'_, T>> {
+    pub(crate) fn append_run(&mut self, first: Entity) -> Option<AppendRun<'_, T>> {
         if !self.is_plain() {
             return None;
         }
-        self.set.append_run(first)
+        self.set.append_run_as(first)
     }
 
     /// Whether the values live in the sparse set with nothing beside them: no bits, no
@@ -356,7 +356,67 @@ impl<T: Component> Storage<T> {
             return Err(value);
         }
         // A value replaced is dropped here.
-        Ok(self.set.insert(e.index(), value).is_none())
+        Ok(self.put(e, value).is_none())
+    }
+
+    /// The set's insertion, with `e`'s tag in the slot (see [`get_of`](Self::get_of)); a tag
+    /// type, whose values may have come out of bits by index, by index alone.
+    #[inline(always)]
+    fn put(&mut self, e: Entity, value: T) -> Option<T> {
+        if is_tag::<T>() {
+            self.set.insert(e.index(), value)
+        } else {
+            self.set.insert(e, value)
+        }
+    }
+
+    /// `e`'s value, or `None` if `e` has none or is not alive. The slot of a value holds the
+    /// tag of the entity it was given to, and a despawn removes every value, so a slot whose
+    /// tag is `e`'s is a value of `e` alive: one load, where checking the entity first would
+    /// be another (a random one). A tag type (whose values may sit in bits, which hold no
+    /// tag) asks `entities`.
+    #[inline(always)]
+    pub(crate) fn get_of(&self, e: Entity, entities: &Entities) -> Option<&T> {
+        if is_tag::<T>() {
+            return if entities.is_alive(e) {
+                self.get(e.index())
+            } else {
+                None
+            };
+        }
+        self.set.get(e)
+    }
+
+    /// [`get_of`](Self::get_of), mutable: stamped changed at `now` when tracked.
+    #[inline(always)]
+    pub(crate) fn get_mut_of(
+        &mut self,
+        e: Entity,
+        entities: &Entities,
+        now: Tick,
+    ) -> Option<&mut T> {
+        if is_tag::<T>() {
+            return if entities.is_alive(e) {
+                self.get_mut(e.index(), now)
+            } else {
+                None
+            };
+        }
+        if let Some(t) = &mut self.ticks {
+            let p = self.set.get_index_of(e)?;
+            t.changed[p] = now;
+            return self.set.values_mut().get_mut(p);
+        }
+        self.set.get_mut(e)
+    }
+
+    /// Whether `e` is alive and has a value (see [`get_of`](Self::get_of)).
+    #[inline(always)]
+    pub(crate) fn contains_of(&self, e: Entity, entities: &Entities) -> bool {
+        if is_tag::<T>() {
+            return entities.is_alive(e) && self.contains(e.index());
+        }
+        self.set.contains(e)
     }
 
     /// [`insert`](Self::insert) into a storage with bits, stamps or hooks.
@@ -377,7 +437,7 @@ impl<T: Component> Storage<T> {
             }
             return new;
         }
-        match self.set.insert(index, value) {
+        match self.put(e, value) {
             None => {
                 if let Some(t) = &mut self.ticks {
                     t.added.push(ctx.now);
@@ -584,6 +644,9 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn shrink_to_fit(&mut self);
     /// The entity indices that have the component, in storage order.
     fn indices(&self) -> Vec<u32>;
+    /// Whether the slot of `e`'s index carries `e`'s tag (see [`Storage::get_of`]); always
+    /// for a tag type, whose slots carry none.
+    fn holds(&self, e: Entity) -> bool;
     /// Swaps two dense positions, stamps included.
     fn swap_positions(&mut self, a: usize, b: usize);
     /// Starts tracking changes, stamping every present value with `now`.
@@ -685,6 +748,10 @@ impl<T: Component> AnyStorage for Storage<T> {
         } else {
             self.set.indices().to_vec()
         }
+    }
+
+    fn holds(&self, e: Entity) -> bool {
+        is_tag::<T>() || self.set.contains(e)
     }
 
     fn swap_positions(&mut self, a: usize, b: usize) {

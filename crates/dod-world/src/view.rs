@@ -231,10 +231,7 @@ impl<T: Component> ViewMut<'_, T> {
     /// ```
     #[inline]
     pub fn get(&self, e: Entity) -> Option<&T> {
-        if !self.entities.is_alive(e) {
-            return None;
-        }
-        self.shared().get(e.index())
+        self.shared().get_of(e, self.entities)
     }
 
     /// `e`'s `T`, mutably (stamped changed when tracked), or `None`. O(1).
@@ -248,11 +245,8 @@ impl<T: Component> ViewMut<'_, T> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, e: Entity) -> Option<&mut T> {
-        if !self.entities.is_alive(e) {
-            return None;
-        }
-        let now = self.now;
-        self.storage().0.get_mut(e.index(), now)
+        let (now, entities) = (self.now, self.entities);
+        self.storage().0.get_mut_of(e, entities, now)
     }
 
     /// Whether `e` is alive and has a `T`. O(1).
@@ -264,7 +258,7 @@ impl<T: Component> ViewMut<'_, T> {
     /// ```
     #[inline]
     pub fn contains(&self, e: Entity) -> bool {
-        self.entities.is_alive(e) && self.shared().contains(e.index())
+        self.shared().contains_of(e, self.entities)
     }
 
     /// The number of entities with a `T`. O(1).

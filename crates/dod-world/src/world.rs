@@ -617,7 +617,7 @@ impl World {
             entities.reserve_capacity(lower);
             let tag = Entities::fresh_tag(entities.world_id());
             entities.new_run_start().and_then(|first| {
-                let runs = B::runs(&mut targets, first)?;
+                let runs = B::runs(&mut targets, tag.to_key(first))?;
                 let (n, past, done) = spawn_run::<B>(entities, runs, &mut iter);
                 Some((first, n, past, done, tag))
             })
@@ -972,10 +972,7 @@ impl World {
     /// ```
     #[inline]
     pub fn get<T: Component>(&self, e: Entity) -> Option<&T> {
-        if !self.entities.is_alive(e) {
-            return None;
-        }
-        self.components.storage::<T>()?.get(e.index())
+        self.components.storage::<T>()?.get_of(e, &self.entities)
     }
 
     /// `e`'s `T`, mutably, or `None`. O(1).
@@ -988,11 +985,10 @@ impl World {
     /// ```
     #[inline]
     pub fn get_mut<T: Component>(&mut self, e: Entity) -> Option<&mut T> {
-        if !self.entities.is_alive(e) {
-            return None;
-        }
         let now = self.change_tick();
-        self.components.storage_mut::<T>()?.get_mut(e.index(), now)
+        self.components
+            .storage_mut::<T>()?
+            .get_mut_of(e, &self.entities, now)
     }
 
     /// Mutable references to the `T`s of `N` entities at once, or `None` if one of them is
@@ -1038,11 +1034,9 @@ impl World {
     /// ```
     #[inline]
     pub fn has<T: Component>(&self, e: Entity) -> bool {
-        self.entities.is_alive(e)
-            && self
-                .components
-                .storage::<T>()
-                .is_some_and(|s| s.contains(e.index()))
+        self.components
+            .storage::<T>()
+            .is_some_and(|s| s.contains_of(e, &self.entities))
     }
 
     /// A read-only view of `e`.
@@ -1761,6 +1755,11 @@ impl World {
                 assert!(
                     self.entities.is_occupied(i),
                     "`{}` holds a component of dead entity {i}",
+                    column.name
+                );
+                assert!(
+                    storage.holds(self.entities.entity_at(i)),
+                    "`{}`'s slot of entity {i} lacks the entity's tag",
                     column.name
                 );
             }

@@ -190,7 +190,8 @@ enum Op {
     /// Joins with a set holding these indices (with a key's generation and type id, or none).
     Join(BTreeMap<u32, Option<(u16, u16)>>),
     /// `append_run` from this index, pushing these values (those up to `max_index`).
-    AppendRun(u32, Vec<i32>),
+    /// `append_run` from this index, or `append_run_as` from the key of that kind there.
+    AppendRun(Ent, Vec<i32>),
 }
 
 fn entry_op() -> impl Strategy<Value = EntryOp> {
@@ -232,8 +233,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::RoundTrip),
         1 => (0..12usize, any::<bool>()).prop_map(|(take, forget)| Op::Drain { take, forget }),
         2 => prop::collection::btree_map(0..200u32, other_tag, 0..60).prop_map(Op::Join),
-        2 => (prop_oneof![4 => 0..260u32, 1 => FAR - 3..FAR + 8], prop::collection::vec(any::<i32>(), 0..140))
-            .prop_map(|(first, values)| Op::AppendRun(first, values)),
+        2 => (prop_oneof![4 => 0..260u32, 1 => FAR - 3..FAR + 8], kind(), prop::collection::vec(any::<i32>(), 0..140))
+            .prop_map(|(index, kind, values)| Op::AppendRun(Ent { index, kind }, values)),
     ]
 }
 
@@ -714,16 +715,19 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
             model.dense = set.indices().iter().map(|e| by_index[e]).collect();
         }
         Op::ShrinkToFit => set.shrink_to_fit(),
-        Op::AppendRun(first, values) => {
+        Op::AppendRun(e, values) => {
+            let first = &e.index;
             let held_from = model
                 .dense
                 .iter()
                 .any(|s| matches!(*s, Slot::Live { index, .. } if index >= *first));
-            let run = set.append_run(*first);
-            if held_from || *first > model.max_index {
+            let tag = e.tag();
+            let malformed = tag.is_some_and(|t| t & MALFORMED != 0);
+            let run = with_ent!(*e, |k| set.append_run_as(k));
+            if held_from || *first > model.max_index || malformed {
                 assert!(
                     run.is_none(),
-                    "append_run({first}) with an index at or past it held"
+                    "append_run_as({e:?}) with an index at or past it held, or malformed"
                 );
             }
             if let Some(mut run) = run {
@@ -737,7 +741,7 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
                     assert_eq!(run.push(v), index);
                     model.dense.push(Slot::Live {
                         index,
-                        tag: 0,
+                        tag: tag.unwrap_or(0),
                         value: v,
                     });
                 }

@@ -2,7 +2,7 @@
 //! for an allocator's fresh ids.
 
 use super::pages::encode;
-use super::{SparseSet, DEFAULT_PAGE_SIZE, MAX_DENSE};
+use super::{is_malformed, SparseKey, SparseSet, DEFAULT_PAGE_SIZE, MAX_DENSE};
 
 /// The pieces of `first..end` that fall in one page each, in order: `(index, n)`, the first
 /// index of the piece and its length (`n <= end - index`, so the pieces end at `end`).
@@ -46,6 +46,37 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert!(s.append_run(5).is_none()); // index 5 is held
     /// ```
     pub fn append_run(&mut self, first: u32) -> Option<AppendRun<'_, T, PAGE>> {
+        self.append_run_tagged(first, 0)
+    }
+
+    /// [`append_run`](Self::append_run) for keys: the run's entries are those of the keys
+    /// with `first`'s tag at `first`'s index and the indices after it (the keys a handle
+    /// allocator gives its new slots, all at the same first generation), so that lookups by
+    /// those keys find them and lookups by older or newer keys do not. `None` as
+    /// `append_run`, and for a key that no insertion takes (a malformed tag).
+    ///
+    /// ```
+    /// use dod::{Handle, SparseSet};
+    /// let mut s: SparseSet<char> = SparseSet::new();
+    /// let first = Handle::new(4, 1, 0).unwrap();
+    /// let mut run = s.append_run_as(first).unwrap();
+    /// run.push('a');
+    /// run.push('b');
+    /// drop(run);
+    /// assert_eq!(s.get(first), Some(&'a'));
+    /// assert_eq!(s.get(Handle::new(5, 1, 0).unwrap()), Some(&'b'));
+    /// assert_eq!(s.get(Handle::new(5, 2, 0).unwrap()), None); // another generation
+    /// assert_eq!(s.get(5u32), Some(&'b')); // a plain index checks no tag
+    /// ```
+    pub fn append_run_as<E: SparseKey>(&mut self, first: E) -> Option<AppendRun<'_, T, PAGE>> {
+        let tag = first.sparse_tag().unwrap_or(0);
+        if is_malformed(tag) {
+            return None;
+        }
+        self.append_run_tagged(first.sparse_index(), tag)
+    }
+
+    fn append_run_tagged(&mut self, first: u32, tag: u32) -> Option<AppendRun<'_, T, PAGE>> {
         if first < self.vacant_from || first > self.max_index {
             return None;
         }
@@ -56,6 +87,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         Some(AppendRun {
             set: self,
             first,
+            tag,
             pending: 0,
             room,
         })
@@ -76,6 +108,8 @@ pub struct AppendRun<'a, T, const PAGE: usize = DEFAULT_PAGE_SIZE> {
     set: &'a mut SparseSet<T, PAGE>,
     /// The index of the first value not committed.
     first: u32,
+    /// The key tag every slot of the run gets (0 for plain indices).
+    tag: u32,
     /// Values written past the end of the dense values, not committed: the first `pending`
     /// slots of their spare capacity are initialised.
     pending: usize,
@@ -239,7 +273,7 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
             // without being read.
             let slots = &mut set.pages.all_slots_mut()[start + off..start + off + n];
             for (k, slot) in slots.iter_mut().enumerate() {
-                *slot = encode(p + k, 0);
+                *slot = encode(p + k, self.tag);
             }
             // The pieces add up to `k`, so `p` stays within the dense length.
             p += n;
