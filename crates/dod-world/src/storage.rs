@@ -286,9 +286,10 @@ impl<T: Component> Storage<T> {
         }
     }
 
-    /// A run of appends for the new entities `first, first + 1, …` (see
-    /// [`SparseSet::append_run`]), if the storage is plain (no bits, stamps or hooks to keep)
-    /// and cannot hold any of them.
+    /// A run of appends for the new entities from `first` on (`first`'s index and the ones
+    /// after it, all with `first`'s tag, which their slots carry: see
+    /// [`SparseSet::append_run_as`]), if the storage is plain (no bits, stamps or hooks to
+    /// keep) and cannot hold any of them.
     #[inline]
     pub(crate) fn append_run(&mut self, first: Entity) -> Option<AppendRun<'_, T>> {
         if !self.is_plain() {
