@@ -361,7 +361,10 @@ impl<T: Component> Storage<T> {
     }
 
     /// The set's insertion, with `e`'s tag in the slot (see [`get_of`](Self::get_of)); a tag
-    /// type, whose values may have come out of bits by index, by index alone.
+    /// type, whose values may have come out of bits by index, by index alone. Every value of
+    /// a non-tag type enters the set here or through [`append_run`](Self::append_run), which
+    /// writes the tag too: `get_of` finds a value only by its slot's tag, so a value put in
+    /// by index alone would be missed.
     #[inline(always)]
     fn put(&mut self, e: Entity, value: T) -> Option<T> {
         if is_tag::<T>() {
