@@ -832,6 +832,10 @@ impl<T: Component> AnyStorage for Storage<T> {
     fn assert_invariants(&self, name: &str) {
         self.set.assert_invariants();
         self.tags.assert_invariants();
+        assert!(
+            !self.in_bits || is_tag::<T>(),
+            "`{name}`: values in bits for a type that is not a tag"
+        );
         if self.in_bits() {
             assert!(self.set.is_empty(), "`{name}`: values beside its bits");
             assert_eq!(
