@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use dod::sparse_set::AppendRun;
+use dod::sparse_set::{AppendRun, SparseKey};
 use dod::{BitSet, SparseSet};
 
 use crate::commands::Commands;
@@ -406,12 +406,7 @@ impl<T: Component> Storage<T> {
                 None
             };
         }
-        if let Some(t) = &mut self.ticks {
-            let p = self.set.get_index_of(e)?;
-            t.changed[p] = now;
-            return self.set.values_mut().get_mut(p);
-        }
-        self.set.get_mut(e)
+        self.set_get_mut(e, now)
     }
 
     /// Whether `e` is alive and has a value (see [`get_of`](Self::get_of)).
@@ -540,13 +535,19 @@ impl<T: Component> Storage<T> {
         if self.in_bits() {
             return self.tags.contains(index).then(tag_mut);
         }
+        self.set_get_mut(index, now)
+    }
+
+    /// The set's value of `key` (an index, or an entity whose tag the slot must carry),
+    /// mutably, stamped changed at `now` when tracked: one lookup for the stamp and the value.
+    #[inline(always)]
+    fn set_get_mut<K: SparseKey>(&mut self, key: K, now: Tick) -> Option<&mut T> {
         if let Some(t) = &mut self.ticks {
-            // One lookup for the stamp and the value.
-            let p = self.set.get_index_of(index)?;
+            let p = self.set.get_index_of(key)?;
             t.changed[p] = now;
             return self.set.values_mut().get_mut(p);
         }
-        self.set.get_mut(index)
+        self.set.get_mut(key)
     }
 
     /// The values at `N` distinct indices, mutably, each marked changed at `now`; `None` if

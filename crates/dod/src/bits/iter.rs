@@ -193,6 +193,7 @@ impl<S: Bits> Blocks<S> {
     /// about once per word; this does neither.
     #[inline]
     fn fold_gathered<Acc>(mut self, init: Acc, mut f: impl FnMut(Acc, u32) -> Acc) -> Acc {
+        let mut hand_out = |acc, gathered: &[u32]| gathered.iter().fold(acc, |acc, &i| f(acc, i));
         let mut acc = init;
         let mut gathered = [0u32; GATHERED];
         let mut len = 0;
@@ -200,7 +201,7 @@ impl<S: Bits> Blocks<S> {
             let mut m = self.masks[0];
             while m != 0 {
                 if len > FLUSH_AT {
-                    acc = gathered[..len].iter().fold(acc, |acc, &i| f(acc, i));
+                    acc = hand_out(acc, &gathered[..len]);
                     len = 0;
                 }
                 let idx = (self.prefix[0] << 6) | m.trailing_zeros() as usize;
@@ -210,7 +211,7 @@ impl<S: Bits> Blocks<S> {
             }
             self.masks[0] = 0;
             if !self.refill_first_layer() {
-                return gathered[..len].iter().fold(acc, |acc, &i| f(acc, i));
+                return hand_out(acc, &gathered[..len]);
             }
         }
     }
