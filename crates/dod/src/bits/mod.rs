@@ -399,6 +399,21 @@ pub struct BitSet {
     max_index: u32,
 }
 
+/// `b`, with the hint that it is rarely true: the code it guards is laid out off the path
+/// taken when it is false.
+#[inline(always)]
+fn unlikely(b: bool) -> bool {
+    if b {
+        cold();
+    }
+    b
+}
+
+/// Marks the path that calls it as rarely taken (for [`unlikely`]).
+#[cold]
+#[inline(always)]
+fn cold() {}
+
 /// No word deferred from the "any clear" summary.
 const NONE: usize = usize::MAX;
 
@@ -994,7 +1009,10 @@ impl BitSet {
         let old = self.words[w];
         let new = old & !(1u64 << (index & 63));
         self.words[w] = new;
-        if (old == u64::MAX) | (new == 0) {
+        // Marked unlikely so that the summary code is laid out away from the common path: a
+        // pool removing items in random order crosses "full" or "empty" once per 64 calls,
+        // and with the summary code in line its removals ran 1.2x slower.
+        if unlikely((old == u64::MAX) | (new == 0)) {
             if new != 0 && self.unsummarized == NONE {
                 // A full word that stays non-empty: deferred (invariant 3) by a store,
                 // inline, as `clear_summaries` would.
