@@ -41,7 +41,11 @@ dod::new_handle_type! {
     ///   worlds loaded from one save accept each other's entities, and each world the process
     ///   made has about one chance in 32 767 of sharing its id with a loaded one.
     ///
-    /// `Option<Entity>` is 8 bytes.
+    /// `Option<Entity>` is 8 bytes. With the `serde` feature an entity is written as its
+    /// 64-bit integer form ([`to_bits`](Entity::to_bits)), which is above 2⁵³ for most
+    /// entities: a reader that keeps JSON numbers as `f64` (JavaScript's `JSON.parse`) rounds
+    /// it to another entity. Keep such saves in a binary format, or read them with a parser
+    /// that keeps 64-bit integers.
     ///
     /// ```
     /// use dod_world::{Entity, World};

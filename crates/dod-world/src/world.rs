@@ -977,6 +977,9 @@ impl World {
 
     /// `e`'s `T`, mutably, or `None`. O(1).
     ///
+    /// For a tracked `T` ([`track`](World::track)), handing the value out marks it changed,
+    /// written or not (see [`Changed`](crate::Changed)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((1u32,));
@@ -1500,6 +1503,11 @@ impl World {
     /// Makes the changes `commands` recorded, in order, and empties it. A command whose entity
     /// is no longer alive is skipped; returns how many were. O(commands).
     ///
+    /// Apply or clear commands before a `load` (feature `serde`): their entities were named by
+    /// the allocator the load replaces. After it, a [`spawn`](Commands::spawn) recorded before
+    /// is skipped (its reservation is gone, so its entity is not alive), or, like any entity
+    /// kept across a load, reaches the save's entity of the same id if that one is alive.
+    ///
     /// If a command panics (a replaced component's `Drop`, or a
     /// [`spawn`](Commands::spawn) whose entity another world reserved), the commands after
     /// it are dropped unmade and the world stays valid.
@@ -1535,8 +1543,14 @@ impl World {
     }
 
     /// Sets one value of `e`'s per-entity data, creating the data if it has none (`key` is a
-    /// [`DataKey`](dod::DataKey) or a path, whose name is kept for `to_json`). O(size of the
-    /// entity's data).
+    /// [`DataKey`](dod::DataKey) or a path, whose name is kept for `to_json`, a method of
+    /// [`DataView`] that needs `dod`'s `json` feature). O(size of the entity's data).
+    ///
+    /// Keys are 32-bit hashes of their paths, so two paths with the same hash are one key: the
+    /// second set replaces the first's value (see
+    /// [`DataComponent::set`](dod::DataComponent::set)). To learn of such a pair, register the
+    /// paths up front in [`data_names_mut`](World::data_names_mut), whose
+    /// [`register`](dod::data::KeyNames::register) reports a collision.
     ///
     /// # Errors
     ///
