@@ -24,8 +24,10 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use dod::slot::Tag;
+use dod::slot::{Age, Tag};
 use dod::Key;
+
+use crate::error::{NoSuchEntity, NotAlive};
 
 dod::new_handle_type! {
     /// An entity of a [`World`](crate::World): a 64-bit generational id (index 32 bits,
@@ -281,6 +283,47 @@ impl Entities {
     #[inline]
     fn reusable(&self) -> usize {
         (self.queue.len() - self.head).saturating_sub(self.min_free as usize)
+    }
+
+    /// The error for `e`, which is not alive here, with the reason. O(pending reservations):
+    /// for error paths only.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn not_alive(&self, e: Entity) -> NoSuchEntity {
+        debug_assert!(!self.is_alive(e), "{e} is alive");
+        let entity_world = Key::type_id(e);
+        let reason = if entity_world != self.world_id {
+            NotAlive::OtherWorld {
+                entity_world,
+                this_world: self.world_id,
+            }
+        } else if self.is_reserved(e) {
+            NotAlive::Reserved
+        } else {
+            match self.tags.get(e.index() as usize).map(|t| t.age_of(e)) {
+                // The slot moved past it, or holds it vacant: it lived here and was despawned.
+                Some(Age::Older | Age::Same) => NotAlive::Despawned,
+                _ => NotAlive::NeverMade,
+            }
+        };
+        NoSuchEntity::new(e, reason)
+    }
+
+    /// Whether `e` is one of the entities reserved since the last flush: the first
+    /// reservations take the queue's front ([`reserve`](Entities::reserve)), the rest new
+    /// slots past the end, each at the generation it will be made alive at.
+    fn is_reserved(&self, e: Entity) -> bool {
+        let pending = self.reserved.load(Ordering::Relaxed);
+        let reused = pending.min(self.reusable());
+        let index = e.index() as usize;
+        let (reserved, tag) = match index.checked_sub(self.tags.len()) {
+            Some(past_end) => (past_end < pending - reused, Tag::vacant(0, self.world_id)),
+            None => (
+                self.queue[self.head..self.head + reused].contains(&e.index()),
+                self.tags[index],
+            ),
+        };
+        reserved && occupied(tag).to_key::<Entity>(e.index()) == e
     }
 
     /// Whether entities were reserved since the last flush.

@@ -4,21 +4,71 @@ use core::fmt;
 
 use crate::entity::Entity;
 
-/// The entity is not alive in this world: despawned (stale), reserved and not yet flushed, or
-/// of another world.
+/// The entity is not alive in this world: despawned (stale), reserved and not yet flushed, of
+/// another world, or never made here. [`reason`](NoSuchEntity::reason) tells which.
 ///
 /// ```
-/// let mut world = dod_world::World::new();
+/// use dod_world::{NotAlive, World};
+/// let mut world = World::new();
 /// let e = world.spawn(());
 /// world.despawn(e);
 /// let err = world.insert(e, (1u8,)).unwrap_err();
 /// assert_eq!(err.entity(), e);
-/// assert!(err.to_string().contains("not alive"));
+/// assert_eq!(err.reason(), NotAlive::Despawned);
+/// assert_eq!(err.to_string(), "entity 0v1 is not alive in this world: it was despawned");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NoSuchEntity(pub(crate) Entity);
+pub struct NoSuchEntity {
+    entity: Entity,
+    reason: NotAlive,
+}
+
+/// Why an entity is not alive in a world ([`NoSuchEntity::reason`]).
+///
+/// ```
+/// use dod_world::{NotAlive, World};
+/// let mut world = World::new();
+/// let other = World::new().spawn(());
+/// assert_eq!(
+///     world.entity(other).unwrap_err().reason(),
+///     NotAlive::OtherWorld {
+///         entity_world: dod::Key::type_id(other),
+///         this_world: world.entities().world_id(),
+///     }
+/// );
+/// let r = world.reserve_entity();
+/// assert_eq!(world.entity(r).unwrap_err().reason(), NotAlive::Reserved);
+/// let forged = dod_world::Entity::from_bits(r.to_bits() + (7 << 32)).unwrap();
+/// assert_eq!(world.entity(forged).unwrap_err().reason(), NotAlive::NeverMade);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum NotAlive {
+    /// Another world made it: the world id it carries is not this world's.
+    OtherWorld {
+        /// The world id the entity carries.
+        entity_world: u16,
+        /// This world's id ([`Entities::world_id`](crate::Entities::world_id)).
+        this_world: u16,
+    },
+    /// It was alive here and has been despawned (or cleared): no lookup finds it again.
+    Despawned,
+    /// It was reserved ([`World::reserve_entity`](crate::World::reserve_entity),
+    /// [`Commands::spawn`](crate::Commands::spawn)) and is not alive yet: the world's next
+    /// structural change, [`World::flush`](crate::World::flush) or
+    /// [`World::apply`](crate::World::apply) makes it alive.
+    Reserved,
+    /// This world never made it: its slot does not exist or never reached its generation (an
+    /// entity forged from bits, or kept across a load of a save made before it).
+    NeverMade,
+}
 
 impl NoSuchEntity {
+    /// The error for `entity`, not alive for `reason`.
+    pub(crate) fn new(entity: Entity, reason: NotAlive) -> Self {
+        NoSuchEntity { entity, reason }
+    }
+
     /// The entity that was asked for.
     ///
     /// ```
@@ -28,13 +78,40 @@ impl NoSuchEntity {
     /// assert_eq!(world.entity(e).unwrap_err().entity(), e);
     /// ```
     pub fn entity(&self) -> Entity {
-        self.0
+        self.entity
+    }
+
+    /// Why the entity is not alive.
+    ///
+    /// ```
+    /// use dod_world::NotAlive;
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// world.despawn(e);
+    /// assert_eq!(world.entity(e).unwrap_err().reason(), NotAlive::Despawned);
+    /// ```
+    pub fn reason(&self) -> NotAlive {
+        self.reason
     }
 }
 
 impl fmt::Display for NoSuchEntity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "entity {} is not alive in this world", self.0)
+        write!(f, "entity {} is not alive in this world: ", self.entity)?;
+        match self.reason {
+            NotAlive::OtherWorld {
+                entity_world,
+                this_world,
+            } => write!(
+                f,
+                "it is of world {entity_world}, and this is world {this_world}"
+            ),
+            NotAlive::Despawned => f.write_str("it was despawned"),
+            NotAlive::Reserved => f.write_str(
+                "it is reserved, and alive only after the world's next change, flush or apply",
+            ),
+            NotAlive::NeverMade => f.write_str("this world never made it"),
+        }
     }
 }
 

@@ -97,7 +97,7 @@ mod world;
 pub use bundle::Bundle;
 pub use commands::Commands;
 pub use entity::{Entities, Entity};
-pub use error::{NoSuchEntity, SingleError};
+pub use error::{NoSuchEntity, NotAlive, SingleError};
 pub use group::{GroupError, MAX_OWNED};
 pub use query::{
     Added, Changed, GroupEntities, Has, Or, Query, QueryData, QueryFilter, QueryIntoIter,

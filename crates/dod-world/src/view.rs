@@ -150,7 +150,7 @@ impl<T: Component> ViewMut<'_, T> {
     #[inline(always)]
     pub fn insert(&mut self, e: Entity, value: T) -> Result<bool, crate::NoSuchEntity> {
         if !self.entities.is_alive(e) {
-            return Err(crate::NoSuchEntity(e));
+            return Err(self.entities.not_alive(e));
         }
         // A plain storage outside any group: the set's own work, no context to make. Only
         // this path is inlined into the caller's loop (always: a call per entity costs as

@@ -837,7 +837,7 @@ impl World {
     pub fn insert<B: Bundle>(&mut self, e: Entity, bundle: B) -> Result<(), NoSuchEntity> {
         self.flush();
         if !self.entities.is_alive(e) {
-            return Err(NoSuchEntity(e));
+            return Err(self.entities.not_alive(e));
         }
         // No group to keep and only plain storages (no bits, stamps or hooks): the sets' own
         // work, inline, with no context to make and no hook to run after.
@@ -1058,7 +1058,7 @@ impl World {
         if self.entities.is_alive(e) {
             Ok(EntityRef { world: self, e })
         } else {
-            Err(NoSuchEntity(e))
+            Err(self.entities.not_alive(e))
         }
     }
 
@@ -1081,7 +1081,7 @@ impl World {
         if self.entities.is_alive(e) {
             Ok(EntityMut { world: self, e })
         } else {
-            Err(NoSuchEntity(e))
+            Err(self.entities.not_alive(e))
         }
     }
 
@@ -1570,7 +1570,7 @@ impl World {
     ) -> Result<(), NoSuchEntity> {
         self.flush();
         if !self.entities.is_alive(e) {
-            return Err(NoSuchEntity(e));
+            return Err(self.entities.not_alive(e));
         }
         if !self.data.contains(e) {
             self.data.insert(e);
@@ -1608,7 +1608,7 @@ impl World {
     ) -> Result<(), NoSuchEntity> {
         self.flush();
         if !self.entities.is_alive(e) {
-            return Err(NoSuchEntity(e));
+            return Err(self.entities.not_alive(e));
         }
         self.data.insert_data(e, data);
         Ok(())

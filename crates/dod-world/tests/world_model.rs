@@ -56,7 +56,7 @@ use dod::data::{DataComponent, OwnedValue};
 use dod::Key;
 use dod_world::{
     Added, Bundle, Changed, Commands, Component, Entities, Entity, GroupError, Has, NoSuchEntity,
-    Or, QueryState, SingleError, Tick, With, Without, World, WorldBuilder,
+    NotAlive, Or, QueryState, SingleError, Tick, With, Without, World, WorldBuilder,
 };
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -803,6 +803,21 @@ impl Slots {
         };
         self.occupied[i as usize] = true;
         entity(i, self.generation[i as usize], self.world_id)
+    }
+
+    /// Why `e`, which is not alive, is not: no reservation is pending when this is asked.
+    fn not_alive(&self, e: Entity) -> NotAlive {
+        let w = world_of(e);
+        if w != self.world_id {
+            return NotAlive::OtherWorld {
+                entity_world: w,
+                this_world: self.world_id,
+            };
+        }
+        match self.generation.get(e.index() as usize) {
+            Some(&g) if e.generation() <= g => NotAlive::Despawned,
+            _ => NotAlive::NeverMade,
+        }
     }
 
     fn vacate(&mut self, e: Entity) {
@@ -1984,6 +1999,8 @@ impl Harness {
         for &r in &rs {
             assert!(!self.world.is_alive(r));
             assert!(self.world.get::<A>(r).is_none() && self.world.data(r).is_none());
+            let err = self.world.entity(r).map(|_| ()).unwrap_err();
+            assert_eq!(err.reason(), NotAlive::Reserved, "reason for {r:?}");
         }
         assert_eq!(self.world.len(), self.m.live.len());
         for &r in &rs {
@@ -2833,6 +2850,7 @@ fn check_world(
             Err(err) => {
                 assert!(!alive, "no view of live {e:?}");
                 assert_eq!(err.entity(), e);
+                assert_eq!(err.reason(), m.slots.not_alive(e), "reason for {e:?}");
             }
         }
         match (world.data(e), m.data.get(&e)) {
