@@ -233,6 +233,11 @@ where
     ///
     /// A `&mut [T]` of a tracked type marks every value of it changed.
     ///
+    /// Only a query with no filter has `slices`: the slices hold every entity of the group,
+    /// which a filter ([`with`](Query::with), [`without`](Query::without),
+    /// [`filter`](Query::filter)) would have to leave out. Filter the group's entities in the
+    /// pass over the slices instead (an [`Entity`] element gives each position's entity).
+    ///
     /// # Panics
     ///
     /// As [`Query::for_each`].
