@@ -31,3 +31,19 @@ pub fn prefetch<T>(value: &T) {
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = value;
 }
+
+/// `b`, with the hint that it is rarely true: the code it guards is laid out off the path
+/// taken when it is false. (It stands in for `core::hint::cold_path`, which is newer than the
+/// crate's minimum Rust version.)
+#[inline(always)]
+pub(crate) fn unlikely(b: bool) -> bool {
+    if b {
+        cold();
+    }
+    b
+}
+
+/// Marks the path that calls it as rarely taken (for [`unlikely`]).
+#[cold]
+#[inline(always)]
+fn cold() {}
