@@ -44,14 +44,17 @@ pub struct NoSuchEntity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum NotAlive {
-    /// Another world made it: the world id it carries is not this world's.
+    /// The world id it carries is not this world's: another world made it, or this world
+    /// has since loaded a save of another world (whose id it takes), which ends the entities
+    /// it had.
     OtherWorld {
         /// The world id the entity carries.
         entity_world: u16,
         /// This world's id ([`Entities::world_id`](crate::Entities::world_id)).
         this_world: u16,
     },
-    /// It was alive here and has been despawned (or cleared): no lookup finds it again.
+    /// It was alive here and has been despawned (or cleared): only a load of a save made
+    /// before that brings it back.
     Despawned,
     /// It was reserved ([`World::reserve_entity`](crate::World::reserve_entity),
     /// [`Commands::spawn`](crate::Commands::spawn)) and is not alive yet: the world's next
@@ -108,7 +111,8 @@ impl fmt::Display for NoSuchEntity {
             ),
             NotAlive::Despawned => f.write_str("it was despawned"),
             NotAlive::Reserved => f.write_str(
-                "it is reserved, and alive only after the world's next change, flush or apply",
+                "it is reserved, and made alive by the world's next structural change, flush \
+                 or apply",
             ),
             NotAlive::NeverMade => f.write_str("this world never made it"),
         }

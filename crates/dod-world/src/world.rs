@@ -1504,9 +1504,11 @@ impl World {
     /// is no longer alive is skipped; returns how many were. O(commands).
     ///
     /// Apply or clear commands before a `load` (feature `serde`): their entities were named by
-    /// the allocator the load replaces. After it, a [`spawn`](Commands::spawn) recorded before
-    /// is skipped (its reservation is gone, so its entity is not alive), or, like any entity
-    /// kept across a load, reaches the save's entity of the same id if that one is alive.
+    /// the allocator the load replaces. After a load of this world's save, a
+    /// [`spawn`](Commands::spawn) recorded before is skipped (its reservation is gone, so its
+    /// entity is not alive), or, like any entity kept across a load, reaches the save's entity
+    /// of the same id if that one is alive; after a load of another world's save (whose id the
+    /// world takes), it panics, as commands of another world do.
     ///
     /// If a command panics (a replaced component's `Drop`, or a
     /// [`spawn`](Commands::spawn) whose entity another world reserved), the commands after

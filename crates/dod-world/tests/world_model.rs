@@ -2002,6 +2002,17 @@ impl Harness {
             let err = self.world.entity(r).map(|_| ()).unwrap_err();
             assert_eq!(err.reason(), NotAlive::Reserved, "reason for {r:?}");
         }
+        // While they are pending, the dead are told apart from them: a reservation that
+        // reuses a slot leaves the slot's despawned entities despawned.
+        let dead = self.m.seen.iter().rev().take(12).chain(&self.foreign);
+        for &e in dead.filter(|e| !rs.contains(e) && !self.m.live.contains_key(e)) {
+            let err = self.world.entity(e).map(|_| ()).unwrap_err();
+            assert_eq!(
+                err.reason(),
+                self.m.slots.not_alive(e),
+                "reason for {e:?} while {rs:?} are reserved"
+            );
+        }
         assert_eq!(self.world.len(), self.m.live.len());
         for &r in &rs {
             self.m.make_alive(r);
