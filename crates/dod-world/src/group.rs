@@ -289,6 +289,19 @@ impl Components {
         ids: &[ComponentId],
         moves: GroupMoves,
     ) -> Result<(), GroupError> {
+        // The group exists already (the same types, in any order): nothing to do, as a second
+        // registration of a type does nothing.
+        if let Some(g) = ids.first().and_then(|id| self.columns[id.index()].group) {
+            let owned = &self.groups[g as usize].owned;
+            // Both ways, so that a list naming one of the group's types twice is not taken
+            // for it.
+            let same = owned.len() == ids.len()
+                && ids.iter().all(|id| owned.contains(id))
+                && owned.iter().all(|id| ids.contains(id));
+            if same {
+                return Ok(());
+            }
+        }
         if ids.len() < 2 || ids.len() > MAX_OWNED {
             return Err(GroupError::BadTypes {
                 why: alloc::format!(

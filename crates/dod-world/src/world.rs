@@ -1349,9 +1349,12 @@ impl World {
     /// removing one of the types costs a swap per owned storage. Entities that already have
     /// them all are packed now. O(entities with the first type).
     ///
+    /// Declaring a group that exists already (the same types, in any order) changes nothing
+    /// and is not an error, as registering a type twice is not.
+    ///
     /// # Errors
     ///
-    /// [`GroupError::AlreadyGrouped`] if one of the types already belongs to a group;
+    /// [`GroupError::AlreadyGrouped`] if one of the types already belongs to another group;
     /// [`GroupError::BadTypes`] if a type is named twice or there are too few or too many.
     ///
     /// ```
@@ -1362,7 +1365,9 @@ impl World {
     /// world.spawn((Pos(0.0),));
     /// world.group::<(Pos, Vel)>().unwrap();
     /// assert_eq!(world.group_len::<Pos>(), Some(1));
+    /// world.group::<(Vel, Pos)>().unwrap(); // the same group: nothing changes
     /// assert!(world.group::<(Vel, u8)>().is_err()); // Vel is taken
+    /// assert!(world.group::<(Pos, Vel, u8)>().is_err()); // so is Pos, for another group
     /// ```
     pub fn group<G: Bundle>(&mut self) -> Result<(), GroupError> {
         self.flush();
