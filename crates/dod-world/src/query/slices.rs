@@ -235,8 +235,8 @@ where
     ///
     /// Only a query with no filter has `slices`: the slices hold every entity of the group,
     /// which a filter ([`with`](Query::with), [`without`](Query::without),
-    /// [`filter`](Query::filter)) would have to leave out. Filter the group's entities in the
-    /// pass over the slices instead (an [`Entity`] element gives each position's entity).
+    /// [`filter`](Query::filter)) would have to leave out. A filtered query walks the packed
+    /// prefix all the same ([`for_each`](Query::for_each)), one entity at a time.
     ///
     /// # Panics
     ///
