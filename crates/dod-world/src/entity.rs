@@ -264,19 +264,26 @@ impl Entities {
     #[track_caller]
     pub fn reserve(&self) -> Entity {
         let n = self.reserved.fetch_add(1, Ordering::Relaxed);
-        let reuse = self.reusable();
-        if n < reuse {
-            let index = self.queue[self.head + n];
-            let tag = self.tags[index as usize];
-            // Queued slots are not retired (invariant 1), so they can be occupied.
-            return occupied(tag).to_key(index);
-        }
-        let index = self.tags.len() + (n - reuse);
+        let (index, tag) = self.reservation(n);
         assert!(
             index < MAX_SLOTS,
             "World is full: every entity index is in use or retired"
         );
-        occupied(Tag::vacant(0, self.world_id)).to_key(index as u32)
+        occupied(tag).to_key(index as u32)
+    }
+
+    /// The slot the `n`-th reservation since the last flush names, and the slot's tag now:
+    /// the queue's front first, then new slots past the end (an index that may be past the
+    /// last one an entity can carry, which `reserve` refuses).
+    #[inline]
+    fn reservation(&self, n: usize) -> (usize, Tag) {
+        let reuse = self.reusable();
+        if n < reuse {
+            let index = self.queue[self.head + n] as usize;
+            // Queued slots are not retired (invariant 1), so they can be occupied.
+            return (index, self.tags[index]);
+        }
+        (self.tags.len() + (n - reuse), Tag::vacant(0, self.world_id))
     }
 
     /// Queued slots that the next allocations may take, beyond the `min_free` kept back.
@@ -309,21 +316,14 @@ impl Entities {
         NoSuchEntity::new(e, reason)
     }
 
-    /// Whether `e` is one of the entities reserved since the last flush: the first
-    /// reservations take the queue's front ([`reserve`](Entities::reserve)), the rest new
-    /// slots past the end, each at the generation it will be made alive at.
+    /// Whether `e` is one of the entities reserved since the last flush, each named as
+    /// [`reserve`](Entities::reserve) named it. O(pending reservations).
     fn is_reserved(&self, e: Entity) -> bool {
         let pending = self.reserved.load(Ordering::Relaxed);
-        let reused = pending.min(self.reusable());
-        let index = e.index() as usize;
-        let (reserved, tag) = match index.checked_sub(self.tags.len()) {
-            Some(past_end) => (past_end < pending - reused, Tag::vacant(0, self.world_id)),
-            None => (
-                self.queue[self.head..self.head + reused].contains(&e.index()),
-                self.tags[index],
-            ),
-        };
-        reserved && occupied(tag).to_key::<Entity>(e.index()) == e
+        (0..pending).any(|n| {
+            let (index, tag) = self.reservation(n);
+            index == e.index() as usize && occupied(tag).to_key::<Entity>(e.index()) == e
+        })
     }
 
     /// Whether entities were reserved since the last flush.
