@@ -189,8 +189,8 @@ enum Op {
     },
     /// Joins with a set holding these indices (with a key's generation and type id, or none).
     Join(BTreeMap<u32, Option<(u16, u16)>>),
-    /// `append_run` from this index, pushing these values (those up to `max_index`).
-    /// `append_run` from this index, or `append_run_as` from the key of that kind there.
+    /// `append_run` from this index, or `append_run_as` from the key of that kind there,
+    /// pushing these values (those up to `max_index`).
     AppendRun(Ent, Vec<i32>),
 }
 
