@@ -161,19 +161,27 @@ impl<T: Copy> FifoPool<T> {
     }
 
     /// Removes every item, queueing the slots in index order: one walk of the alive words
-    /// with the queue's ends in locals, then the words zeroed at once (as `Pool::clear` does).
+    /// with the queue's ends in locals (a full word's slots in a counted loop, without the
+    /// bit walk), then the words zeroed at once (as `Pool::clear` does).
     pub fn clear(&mut self) {
         let (mut head, mut tail) = (self.head, self.tail);
         let slots = &mut self.slots;
+        let mut take = |i: u32| {
+            let slot = &mut slots[i as usize];
+            slot.generation = slot.generation.wrapping_add(1);
+            slot.next = NONE;
+            enqueue(&mut head, &mut tail, i, |t| slots[t as usize].next = i);
+        };
         for (w, &word) in self.alive.iter().enumerate() {
+            let base = (w * 64) as u32;
+            if word == u64::MAX {
+                (base..base + 64).for_each(&mut take);
+                continue;
+            }
             let mut bits = word;
             while bits != 0 {
-                let i = (w * 64) as u32 + bits.trailing_zeros();
+                take(base + bits.trailing_zeros());
                 bits &= bits - 1;
-                let slot = &mut slots[i as usize];
-                slot.generation = slot.generation.wrapping_add(1);
-                slot.next = NONE;
-                enqueue(&mut head, &mut tail, i, |t| slots[t as usize].next = i);
             }
         }
         self.alive.fill(0);

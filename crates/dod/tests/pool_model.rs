@@ -15,6 +15,8 @@ use proptest::prelude::*;
 #[derive(Clone, Debug)]
 enum Op {
     Insert(u32),
+    /// Inserts 64 items and this many more, so that whole words of the alive flags fill.
+    InsertRun(u8),
     InsertWithKey,
     Remove(usize),
     RemoveAt(u32),
@@ -44,6 +46,7 @@ fn reuse() -> impl Strategy<Value = Reuse> {
 fn op() -> impl Strategy<Value = Op> {
     let ops = prop_oneof![
         10 => any::<u32>().prop_map(Op::Insert),
+        1 => any::<u8>().prop_map(Op::InsertRun),
         1 => Just(Op::InsertWithKey),
         7 => any::<usize>().prop_map(Op::Remove),
         1 => (0u32..40).prop_map(Op::RemoveAt),
@@ -320,6 +323,14 @@ proptest! {
                     prop_assert!(!seen.contains(&h), "a handle is never handed out twice");
                     model.insert(h, v);
                     seen.push(h);
+                }
+                Op::InsertRun(more) => {
+                    for v in 0..64 + u32::from(more) {
+                        let h = pool.insert(v);
+                        prop_assert!(!seen.contains(&h), "a handle is never handed out twice");
+                        model.insert(h, v);
+                        seen.push(h);
+                    }
                 }
                 Op::InsertWithKey => {
                     let h = pool.insert_with_key(|k| k.index());
@@ -647,12 +658,12 @@ impl Drop for Bomb {
 /// The live count and the armed value, shared by every [`Bomb`] of a test.
 type Fuse = (Rc<Cell<i64>>, Rc<Cell<Option<u32>>>);
 
-/// A pool of ten bombs, the one of value 3 armed.
-fn bombs(reuse: Reuse) -> (Pool<Bomb>, Fuse) {
+/// A pool of `count` bombs, the one of value `armed` armed.
+fn bombs(reuse: Reuse, count: u32, armed: u32) -> (Pool<Bomb>, Fuse) {
     let live = Rc::new(Cell::new(0));
-    let armed = Rc::new(Cell::new(Some(3)));
+    let armed = Rc::new(Cell::new(Some(armed)));
     let mut pool = Pool::new().with_reuse(reuse);
-    for value in 0..10 {
+    for value in 0..count {
         live.set(live.get() + 1);
         pool.insert(Bomb {
             live: live.clone(),
@@ -684,42 +695,50 @@ fn a_panicking_drop_drops_the_others_and_leaves_a_valid_pool() {
             p.as_mut().unwrap().retain(|_, b| b.value % 2 == 0)
         }),
     ];
-    for reuse in [Reuse::Fifo, Reuse::LowestFirst] {
-        for (name, action) in actions {
-            let (pool, (live, armed)) = bombs(reuse);
-            let mut pool = Some(pool);
-            let r = catch_unwind(AssertUnwindSafe(|| action(&mut pool)));
-            assert!(r.is_err(), "{name}: the panic goes on");
-            assert_eq!(armed.get(), None, "{name}: the armed item was dropped");
-            if let Some(pool) = &mut pool {
-                pool.assert_invariants();
-                if name == "retain" {
-                    // As `Vec::retain`: the items not yet visited (4 and on) stay.
-                    assert_eq!(
-                        pool.values().map(|b| b.value).collect::<Vec<_>>(),
-                        [0, 2, 4, 5, 6, 7, 8, 9],
-                        "{name}"
-                    );
-                } else {
-                    assert!(pool.is_empty(), "{name}: every item is gone");
+    // Ten items fill no word of the alive flags; of 200, the armed one (101) is in a full
+    // word, which `clear` takes without a bit walk.
+    for (count, armed_value) in [(10, 3), (200, 101)] {
+        for reuse in [Reuse::Fifo, Reuse::LowestFirst] {
+            for (name, action) in actions {
+                let (pool, (live, armed)) = bombs(reuse, count, armed_value);
+                let mut pool = Some(pool);
+                let r = catch_unwind(AssertUnwindSafe(|| action(&mut pool)));
+                assert!(r.is_err(), "{name}: the panic goes on");
+                assert_eq!(armed.get(), None, "{name}: the armed item was dropped");
+                if let Some(pool) = &mut pool {
+                    pool.assert_invariants();
+                    if name == "retain" {
+                        // As `Vec::retain`: the items not yet visited (after the armed one)
+                        // stay.
+                        let want: Vec<u32> = (0..count)
+                            .filter(|&v| v % 2 == 0 || v > armed_value)
+                            .collect();
+                        assert_eq!(
+                            pool.values().map(|b| b.value).collect::<Vec<_>>(),
+                            want,
+                            "{name}"
+                        );
+                    } else {
+                        assert!(pool.is_empty(), "{name}: every item is gone");
+                    }
+                    assert_eq!(live.get() as usize, pool.len(), "{name}: no leak");
+                    // The pool goes on working.
+                    live.set(live.get() + 1);
+                    let h = pool.insert(Bomb {
+                        live: live.clone(),
+                        armed: armed.clone(),
+                        value: 42,
+                    });
+                    assert_eq!(pool[h].value, 42);
+                    pool.assert_invariants();
                 }
-                assert_eq!(live.get() as usize, pool.len(), "{name}: no leak");
-                // The pool goes on working.
-                live.set(live.get() + 1);
-                let h = pool.insert(Bomb {
-                    live: live.clone(),
-                    armed: armed.clone(),
-                    value: 42,
-                });
-                assert_eq!(pool[h].value, 42);
-                pool.assert_invariants();
+                drop(pool);
+                assert_eq!(
+                    live.get(),
+                    0,
+                    "{name} under {reuse:?}: no leak, no double drop"
+                );
             }
-            drop(pool);
-            assert_eq!(
-                live.get(),
-                0,
-                "{name} under {reuse:?}: no leak, no double drop"
-            );
         }
     }
 }

@@ -1177,8 +1177,36 @@ impl<T, K: Key> Pool<T, K> {
                 pool.drop_from(next);
             }
         }
+        /// Takes the item out of slot `i`, queues the slot unless it is retired, and moves
+        /// `next` past it.
+        ///
+        /// # Safety
+        ///
+        /// Slot `i` is in bounds and occupied.
+        #[inline(always)]
+        #[allow(unsafe_code)]
+        unsafe fn take_one<T>(
+            slots: &mut [Entry<T>],
+            free: &mut FreeList,
+            i: usize,
+            next: &mut usize,
+        ) {
+            // SAFETY: the caller guarantees `i` is in bounds. Unchecked, the loops have no
+            // panic path when `T` has no `Drop`, so the freelist's ends stay in registers.
+            let entry = unsafe { slots.get_unchecked_mut(i) };
+            // SAFETY: the caller guarantees the entry is occupied.
+            let item = unsafe { entry.take_unchecked() };
+            if !entry.tag().is_retired() {
+                // `take` links the slot to nothing.
+                free.push_back_unlinked(slots, i as u32);
+            }
+            *next = i + 1;
+            drop(item);
+        }
         /// The loop, over disjoint borrows and a local copy of the freelist, so that the
-        /// freelist's ends stay in registers.
+        /// freelist's ends stay in registers. A full word's 64 slots are taken in a counted
+        /// loop: a full pool, the usual one to clear, then costs no bit walk (its dependent
+        /// trailing-zeros chain and the mispredicted exit at each word's end).
         #[inline(always)]
         #[allow(unsafe_code)]
         fn take_all<T>(
@@ -1187,25 +1215,23 @@ impl<T, K: Key> Pool<T, K> {
             alive: &[u64],
             next: &mut usize,
         ) {
+            // Each index below is in the alive flags, so it is below `slots.len()` and its
+            // slot is occupied (invariant 1); the flags are zeroed only after the loop, and
+            // the loop visits each index once, so the slot is still occupied when visited.
             for (w, &word) in alive.iter().enumerate() {
+                if word == u64::MAX {
+                    for i in w << 6..(w + 1) << 6 {
+                        // SAFETY: `i` is in the alive flags (its word is full): see above.
+                        unsafe { take_one(slots, free, i, next) };
+                    }
+                    continue;
+                }
                 let mut bits = word;
                 while bits != 0 {
                     let i = (w << 6) | bits.trailing_zeros() as usize;
                     bits &= bits - 1;
-                    // SAFETY: `i` is in the alive flags, so it is below `slots.len()` and its
-                    // slot is occupied (invariant 1); the flags are zeroed only after the
-                    // loop, and the loop visits each index once, so the slot is still occupied.
-                    // Unchecked, the loop has no panic path when `T` has no `Drop`, so the
-                    // freelist's ends stay in registers.
-                    let entry = unsafe { slots.get_unchecked_mut(i) };
-                    // SAFETY: as above, the entry is occupied.
-                    let item = unsafe { entry.take_unchecked() };
-                    if !entry.tag().is_retired() {
-                        // `take` links the slot to nothing.
-                        free.push_back_unlinked(slots, i as u32);
-                    }
-                    *next = i + 1;
-                    drop(item);
+                    // SAFETY: `i` is in the alive flags (its bit is set): see above.
+                    unsafe { take_one(slots, free, i, next) };
                 }
             }
         }
