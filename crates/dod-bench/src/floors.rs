@@ -627,6 +627,29 @@ mod tests {
         }
     }
 
+    /// `FifoPool::clear` over full words (slots 0..128, taken without a bit walk) and a mixed
+    /// one (two holes in 128..200): every key goes stale and the slots are queued after the
+    /// holes, in index order.
+    #[test]
+    fn fifo_pool_clear_takes_full_and_mixed_words() {
+        let mut pool = FifoPool::new();
+        let keys: Vec<Key> = (0..200u64).map(|v| pool.insert(v)).collect();
+        for i in [150, 130] {
+            assert_eq!(pool.remove(keys[i]), Some(i as u64));
+        }
+        pool.clear();
+        assert_eq!(pool.len(), 0);
+        assert!(keys.iter().all(|&k| pool.get(k).is_none()));
+        let mut want: Vec<u32> = vec![150, 130];
+        want.extend((0..200).filter(|i| ![130, 150].contains(i)));
+        let again: Vec<u32> = (0..200u64).map(|v| pool.insert(v).0).collect();
+        assert_eq!(
+            again, want,
+            "holes first, then the cleared slots in index order"
+        );
+        assert_eq!(pool.len(), 200);
+    }
+
     /// Both floors with keys against a `HashMap` of the live keys, after every operation:
     /// lookups of live and removed keys, FIFO reuse of the freed slots, the visited items.
     #[test]

@@ -1182,7 +1182,7 @@ impl<T, K: Key> Pool<T, K> {
         ///
         /// # Safety
         ///
-        /// Slot `i` is in bounds and occupied.
+        /// Slot `i` is in bounds and occupied, and `free` links only vacant slots of `slots`.
         #[inline(always)]
         #[allow(unsafe_code)]
         unsafe fn take_one<T>(
@@ -1216,8 +1216,11 @@ impl<T, K: Key> Pool<T, K> {
             next: &mut usize,
         ) {
             // Each index below is in the alive flags, so it is below `slots.len()` and its
-            // slot is occupied (invariant 1); the flags are zeroed only after the loop, and
-            // the loop visits each index once, so the slot is still occupied when visited.
+            // slot is occupied (invariant 1: the flags' universe is the slot count, and a
+            // bit set has no bit at or past its universe, so a full word lies wholly below
+            // it); the flags are zeroed only after the loop, and the loop visits each index
+            // once, so the slot is still occupied when visited. `free` is the pool's
+            // freelist, which links vacant slots only, and each slot joins it once vacated.
             for (w, &word) in alive.iter().enumerate() {
                 if word == u64::MAX {
                     for i in w << 6..(w + 1) << 6 {
