@@ -1219,8 +1219,9 @@ impl<T, K: Key> Pool<T, K> {
             // slot is occupied (invariant 1: the flags' universe is the slot count, and a
             // bit set has no bit at or past its universe, so a full word lies wholly below
             // it); the flags are zeroed only after the loop, and the loop visits each index
-            // once, so the slot is still occupied when visited. `free` is the pool's
-            // freelist, which links vacant slots only, and each slot joins it once vacated.
+            // once, so the slot is still occupied when visited. `free` is the loop's copy
+            // of the pool's freelist, which links vacant slots only, and each slot joins it
+            // once vacated.
             for (w, &word) in alive.iter().enumerate() {
                 if word == u64::MAX {
                     for i in w << 6..(w + 1) << 6 {
