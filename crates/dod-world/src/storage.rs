@@ -17,7 +17,7 @@ use core::cell::UnsafeCell;
 use core::hash::{BuildHasherDefault, Hash, Hasher};
 use core::mem;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::collections::HashMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
@@ -658,6 +658,9 @@ pub(crate) trait AnyStorage: Any + Send + Sync {
     fn track(&mut self, now: Tick);
     /// Whether changes are tracked.
     fn is_tracked(&self) -> bool;
+    /// Pointers to the dense values and to the change stamps (null when untracked), taken
+    /// as `Vec::as_mut_ptr` takes them (see [`Column::capture`]).
+    fn writable(&mut self) -> (*mut (), *mut Tick);
     /// Whether an insert hook is set.
     fn has_insert_hook(&self) -> bool;
     /// Moves a tag out of bits (for groups).
@@ -779,6 +782,14 @@ impl<T: Component> AnyStorage for Storage<T> {
 
     fn is_tracked(&self) -> bool {
         self.ticks.is_some()
+    }
+
+    fn writable(&mut self) -> (*mut (), *mut Tick) {
+        let changed = self
+            .ticks
+            .as_mut()
+            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
+        (self.set.values_as_mut_ptr().cast(), changed)
     }
 
     fn has_insert_hook(&self) -> bool {
@@ -932,12 +943,21 @@ pub(crate) struct Column {
     pub(crate) name: &'static str,
     /// The owning group this type belongs to.
     pub(crate) group: Option<u32>,
+    /// Where the dense values are, with write access, as [`capture`](Column::capture) took it
+    /// when the world was last shared: what a shared-form query that writes `T` writes
+    /// through, so that it forms no `&mut` to the storage.
+    values: AtomicPtr<()>,
+    /// The change stamps, likewise (null when the type is not tracked).
+    changed: AtomicPtr<Tick>,
 }
 
 // SAFETY: the storage inside is `Send + Sync` (`AnyStorage` requires it). A `&Column` hands
 // out `&Storage` freely (shared access of a `Sync` value) and `&mut Storage` only through
-// `storage_mut`, whose callers hold either `&mut World` or this column's exclusive borrow
-// flag, so no `&mut` ever coexists with another reference to the same storage.
+// `storage_mut`, whose callers hold `&mut World`, so no `&mut` ever coexists with another
+// reference to the same storage. While the world is shared, a query that writes `T` writes
+// the values and stamps through the pointers `capture` took, holding this column's
+// exclusive flag, and a query that reads them holds its shared flag; the other parts of the
+// storage (the sparse side, the presence bits) are not written while the world is shared.
 #[allow(unsafe_code)]
 unsafe impl Sync for Column {}
 
@@ -948,7 +968,48 @@ impl Column {
             storage: UnsafeCell::new(Box::new(Storage::<T>::new())),
             name: core::any::type_name::<T>(),
             group: None,
+            values: AtomicPtr::new(core::ptr::null_mut()),
+            changed: AtomicPtr::new(core::ptr::null_mut()),
         }
+    }
+
+    /// Takes the pointers a shared-form query writes the values and stamps through, as
+    /// [`Vec::as_mut_ptr`] takes them: no reference to the values or stamps is formed, so the
+    /// pointers stay valid beside the shared borrows of the storage that shared-form queries
+    /// take, until the arrays move. [`World::share`](crate::World::share) calls it for every
+    /// column; the arrays cannot move while the [`Shared`](crate::Shared) lives, since that
+    /// takes `&mut World`.
+    pub(crate) fn capture(&mut self) {
+        let (values, changed) = self.any_mut().writable();
+        *self.values.get_mut() = values;
+        *self.changed.get_mut() = changed;
+    }
+
+    /// [`capture`](Column::capture) through `&self`: for a query of the exclusive form that
+    /// also tests the presence of the type it writes, before its run borrows anything.
+    ///
+    /// # Safety
+    ///
+    /// The caller has exclusive access to this column (it holds `&mut World`), and no
+    /// reference into the storage is alive.
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn capture_exclusive(&self) {
+        // SAFETY: exclusive access, with no other reference into the storage alive: the
+        // caller's contract.
+        let any: &mut dyn AnyStorage = unsafe { &mut **self.storage.get() };
+        let (values, changed) = any.writable();
+        self.values.store(values, Ordering::Relaxed);
+        self.changed.store(changed, Ordering::Relaxed);
+    }
+
+    /// The pointers [`capture`](Column::capture) took: the dense values (as `*mut T` for the
+    /// column's type `T`) and the change stamps.
+    #[inline]
+    pub(crate) fn captured<T>(&self) -> (*mut T, *mut Tick) {
+        (
+            self.values.load(Ordering::Relaxed).cast(),
+            self.changed.load(Ordering::Relaxed),
+        )
     }
 
     /// The erased storage, shared.

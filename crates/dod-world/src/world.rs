@@ -1482,8 +1482,10 @@ impl World {
 
     /// The shared form of the world, for systems that run at the same time: its queries take
     /// per-storage borrow flags, so two queries that touch different components (or only read
-    /// the same ones) run side by side, and one that conflicts with a running query panics
-    /// naming the component. `Shared` is `Copy + Send + Sync`.
+    /// the same ones, or only test for them with `With`, `Without` or `Has`) run side by
+    /// side, and one that conflicts with a running query panics naming the component.
+    /// `Shared` is `Copy + Send + Sync`. O(component types): each storage notes where a
+    /// query that writes it will write.
     ///
     /// ```
     /// use dod_world::World;
@@ -1502,6 +1504,9 @@ impl World {
     /// ```
     pub fn share(&mut self) -> Shared<'_> {
         self.flush();
+        for column in &mut self.components.columns {
+            column.capture();
+        }
         Shared { world: self }
     }
 
@@ -2201,8 +2206,11 @@ impl fmt::Debug for EntityMut<'_> {
 /// [`World::share`], which borrows the world mutably for as long as it lives.
 ///
 /// Its queries take per-storage borrow flags for as long as they live: shared for `&T` and
-/// filters, exclusive for `&mut T`. A query whose flags conflict with a running one panics
-/// naming the component.
+/// the change filters ([`Added`](crate::Added), [`Changed`](crate::Changed)), exclusive for
+/// `&mut T`. A query whose flags conflict with a running one panics naming the component.
+/// The presence tests ([`With`](crate::With), [`Without`](crate::Without),
+/// [`Has`](crate::Has)) take none: they read which entities have `T`, which no query changes,
+/// so a query that filters on `T` runs beside one that writes `T`.
 ///
 /// ```should_panic
 /// let mut world = dod_world::World::new();

@@ -347,6 +347,103 @@ fn shared_queries_run_side_by_side_and_conflicts_panic() {
     world.assert_invariants();
 }
 
+/// On a shared world, a presence test (`With`, `Without`, `Has`) of a component takes no
+/// borrow flag: it runs beside a query that writes that component, on another thread, and
+/// sees the same entities. A change filter reads the stamps the writer writes, so it still
+/// conflicts.
+#[test]
+fn presence_filters_run_beside_a_writer_of_their_component() {
+    let n: u32 = if cfg!(miri) { 40 } else { 5000 };
+    let mut world = World::new();
+    world.track::<Health>();
+    world.spawn_batch((0..n).map(|i| (Pos(0.0), Vel(1.0), Health(i))));
+    world.spawn_batch((0..n / 2).map(|_| (Vel(2.0),)));
+    let w = world.share();
+    let (with, without, has) = std::thread::scope(|s| {
+        s.spawn(|| {
+            w.query::<(&mut Pos, &mut Health)>().for_each(|(p, h)| {
+                p.0 += 1.0;
+                h.0 += 1;
+            })
+        });
+        let with = s.spawn(|| w.query::<&Vel>().with::<Pos>().count());
+        let without = s.spawn(|| {
+            w.query::<&Vel>()
+                .without::<Health>()
+                .iter()
+                .map(|v| v.0)
+                .sum::<f32>()
+        });
+        let has = s.spawn(|| {
+            w.query::<(&Vel, dod_world::Has<Pos>)>()
+                .iter()
+                .filter(|(_, has)| *has)
+                .count()
+        });
+        (
+            with.join().unwrap(),
+            without.join().unwrap(),
+            has.join().unwrap(),
+        )
+    });
+    assert_eq!((with, has), (n as usize, n as usize));
+    assert_eq!(without, (n / 2) as f32 * 2.0);
+    // Held across a writer that is still alive, on one thread.
+    let mut writer = w.query::<&mut Pos>();
+    writer.for_each(|p| p.0 += 1.0);
+    assert_eq!(w.query::<&Vel>().with::<Pos>().count(), n as usize);
+    let mut changes = QueryState::<&Vel, dod_world::Changed<Health>>::new();
+    let mut health = w.query::<&mut Health>();
+    health.for_each(|_| {});
+    let r = catch_unwind(AssertUnwindSafe(|| changes.query_shared(w).count()));
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        msg.contains("world::Health") && msg.contains("borrowed mutably"),
+        "a change filter still conflicts with a writer: {msg}"
+    );
+    drop((writer, health));
+    let total: f32 = world.query::<&Pos>().iter().map(|p| p.0).sum();
+    assert_eq!(total, 2.0 * n as f32);
+    world.assert_invariants();
+}
+
+/// A query may test for a component it also writes, in either order: the test reads only
+/// the sparse side, which the writer does not touch.
+#[test]
+fn a_query_tests_presence_of_what_it_writes() {
+    let mut world = World::new();
+    world.spawn_batch((0..10).map(|i| (Health(i), Vel(1.0))));
+    world.spawn_batch((0..5).map(|_| (Vel(2.0),)));
+    world
+        .query::<(dod_world::Has<Health>, &mut Health)>()
+        .for_each(|(has, h)| {
+            assert!(has);
+            h.0 += 1;
+        });
+    world
+        .query::<(&mut Health, dod_world::Has<Health>)>()
+        .with::<Health>()
+        .for_each(|(h, has)| {
+            assert!(has);
+            h.0 += 1;
+        });
+    let w = world.share();
+    w.query::<(dod_world::Has<Health>, &mut Health)>()
+        .for_each(|(_, h)| h.0 += 1);
+    let sum: u32 = world.query::<&Health>().iter().map(|h| h.0).sum();
+    assert_eq!(sum, (0..10).sum::<u32>() + 30);
+    // A tag, stored as bits.
+    world.spawn_batch((0..3).map(|_| (Enemy,)));
+    let n = world
+        .query::<(dod_world::Has<Enemy>, &mut Enemy)>()
+        .with::<Enemy>()
+        .iter()
+        .filter(|(has, _)| *has)
+        .count();
+    assert_eq!(n, 3);
+    world.assert_invariants();
+}
+
 #[test]
 fn a_panicking_query_closure_releases_its_borrows() {
     let mut world = World::new();

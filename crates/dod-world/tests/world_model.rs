@@ -1860,7 +1860,7 @@ impl Harness {
         let target = self.resolve(target);
         let world = &mut self.world;
         let m = &mut self.m;
-        match shape % 4 {
+        match shape % 5 {
             0 => mut_query!(world, m, form, target,
             (Entity, &mut A, Option<&mut C>), [.without::<T2>()],
             |(e, a, c)| {
@@ -1906,6 +1906,19 @@ impl Harness {
                 let c = m.get_mut::<C>(e).unwrap();
                 *c = bump_c(*c);
                 m.touch::<T2>(e);
+            }),
+            // Tests the presence of what it writes, before and after writing it.
+            3 => mut_query!(world, m, form, target,
+            (Entity, Has<A>, &mut A, Has<C>), [.with::<A>()],
+            |(e, has_a, a, _has_c)| {
+                assert!(has_a, "Has<A> of an entity the query writes A of");
+                a.0 = bump_a(a.0);
+                e
+            },
+            |m: &Model, e| m.has::<A>(e),
+            |m: &mut Model, e| {
+                let a = m.get_mut::<A>(e).unwrap();
+                *a = bump_a(*a);
             }),
             _ => mut_query!(world, m, form, target,
                 (Entity, &mut T1), [.without::<A>()],

@@ -21,8 +21,12 @@ pub enum Kind {
     Read,
     /// Hands out `&mut T`.
     Write,
-    /// Tests presence only (the sparse side, which no query writes).
-    Filter,
+    /// Tests presence only: the sparse side or the presence bits, which no query writes. On a
+    /// shared world it takes no borrow flag, so it runs beside a query that writes `T`.
+    Presence,
+    /// Reads the change stamps (and the sparse side): a shared flag on a shared world, as the
+    /// stamps are written by a query that writes `T`.
+    Stamps,
 }
 
 /// One storage a query uses, and how. (Public only so that the query traits can name it; not
@@ -70,14 +74,17 @@ impl Access {
     }
 }
 
-/// Panics if one query asks for a component mutably twice, or mutably and shared.
+/// Panics if one query asks for a component mutably twice, or mutably and shared. Returns
+/// whether it tests the presence of a component it writes (whose writer must then not borrow
+/// the storage mutably: see `exclusive_column`).
 #[track_caller]
-pub(crate) fn check_conflicts(accesses: &[Access]) {
+pub(crate) fn check_conflicts(accesses: &[Access]) -> bool {
     // One element cannot conflict with itself: the common one-component query skips the
     // pair loop's setup.
     if accesses.len() < 2 {
-        return;
+        return false;
     }
+    let mut tests_written = false;
     for (i, a) in accesses.iter().enumerate() {
         for b in &accesses[i + 1..] {
             // A registered type has one id; an unregistered one has none, and is told apart
@@ -100,10 +107,14 @@ pub(crate) fn check_conflicts(accesses: &[Access]) {
                     "a query asks for `{}` both mutably and shared; ask for it once, mutably",
                     (a.name)()
                 ),
+                (Kind::Write, Kind::Presence) | (Kind::Presence, Kind::Write) => {
+                    tests_written = true;
+                }
                 _ => {}
             }
         }
     }
+    tests_written
 }
 
 /// A storage a shared-form query borrows: its id, its type's name, and whether exclusively.
@@ -119,7 +130,8 @@ pub struct Held<'w> {
 }
 
 impl<'w> Held<'w> {
-    /// Takes every flag `accesses` needs: exclusive for a column written, shared otherwise.
+    /// Takes every flag `accesses` needs: exclusive for a column written, shared for one
+    /// read, none for one only tested for presence.
     ///
     /// # Panics
     ///
@@ -131,10 +143,14 @@ impl<'w> Held<'w> {
             world,
             held: SmallVec::new(),
         };
-        // Per storage: the strongest use (exclusive if any element writes it).
+        // Per storage: the strongest use (exclusive if any element writes it). A presence
+        // test needs none: it reads only what no query writes.
         let mut wanted: SmallVec<[Wanted; 8]> = SmallVec::new();
         for a in accesses {
             let Some(id) = a.id else { continue };
+            if a.kind == Kind::Presence {
+                continue;
+            }
             let write = a.kind == Kind::Write;
             match wanted.iter_mut().find(|w| w.0 == id) {
                 Some(w) => w.2 |= write,

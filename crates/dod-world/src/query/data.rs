@@ -16,12 +16,16 @@ use crate::storage::{tag_mut, tag_ref, Component, ComponentId, Storage, Tick};
 use crate::World;
 
 /// The ticks of one run: writes are stamped `now`; change filters look for stamps newer than
-/// `since`. (Public only so that the query traits can name it.)
+/// `since`. And how the run writes: `captured` when its writers reach the values through the
+/// pointers their columns captured (on a [`Shared`](crate::Shared) world, and in a query that
+/// tests the presence of a type it writes), forming no `&mut` to a storage. (Public only so
+/// that the query traits can name it.)
 #[derive(Clone, Copy, Debug)]
 #[allow(unreachable_pub)]
 pub struct RunTicks {
     pub(crate) since: Tick,
     pub(crate) now: Tick,
+    pub(crate) captured: bool,
 }
 
 /// How a run walks its entities: a dense slice of entity indices, or a tag's bits. (Public
@@ -365,41 +369,79 @@ unsafe fn shared_column<'w, T: Component>(
 /// The exclusive column of `T`, whose id is `id`; its writes are stamped `now` when `T` is
 /// tracked.
 ///
+/// With `captured`, it writes through the pointers the column captured
+/// ([`World::share`](crate::World::share) for a shared world, the query itself before the run
+/// when it also tests `T`'s presence) and forms no `&mut` to the storage, so that presence
+/// tests of `T` may borrow the storage meanwhile: in the same run, or on other threads of a
+/// shared world (where they take no borrow flag).
+///
 /// # Safety
 ///
-/// The caller has exclusive access to `T`'s storage for `'w`; `id` is `T`'s.
+/// The caller has exclusive access to `T`'s values and stamps for `'w`: through `&mut World`,
+/// or through `T`'s exclusive borrow flag on a shared world; with `captured`, the column's
+/// captured pointers name the storage's current values and stamps. `id` is `T`'s.
 #[allow(unsafe_code)]
 unsafe fn exclusive_column<'w, T: Component>(
     world: &'w World,
     id: ComponentId,
     now: Tick,
+    captured: bool,
 ) -> Column<'w, *mut T> {
     let column = &world.components().columns[id.index()];
-    // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
-    // contract.
-    let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
+    if !captured {
+        // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
+        // contract.
+        let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
+        return if storage.in_bits() {
+            let len = storage.tag_count;
+            Column::Tag {
+                id,
+                bits: &storage.tags,
+                len,
+            }
+        } else {
+            let changed = storage
+                .ticks
+                .as_mut()
+                .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
+            let (sparse, values) = storage.set.split_mut();
+            Column::Set {
+                id,
+                sparse,
+                len: values.len(),
+                values: values.as_mut_ptr(),
+                driver: false,
+                changed,
+                now,
+            }
+        };
+    }
+    // SAFETY: `id` is `T`'s; no `&mut` to this storage is formed while the run lives (its
+    // writers go through the captured pointers), so a shared borrow is sound.
+    let storage: &'w Storage<T> = unsafe { column.storage_of::<T>() };
     if storage.in_bits() {
-        let len = storage.tag_count;
-        Column::Tag {
+        return Column::Tag {
             id,
             bits: &storage.tags,
-            len,
-        }
-    } else {
-        let changed = storage
-            .ticks
-            .as_mut()
-            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
-        let (sparse, values) = storage.set.split_mut();
-        Column::Set {
-            id,
-            sparse,
-            len: values.len(),
-            values: values.as_mut_ptr(),
-            driver: false,
-            changed,
-            now,
-        }
+            len: storage.tag_count,
+        };
+    }
+    let sparse = storage.set.sparse_view();
+    // The pointers captured with write access: the values and stamps have not moved since
+    // (the caller's contract).
+    let (values, changed) = column.captured::<T>();
+    debug_assert!(
+        core::ptr::eq(values, storage.set.values().as_ptr()),
+        "the values moved after their pointer was captured"
+    );
+    Column::Set {
+        id,
+        sparse,
+        len: sparse.indices().len(),
+        values,
+        driver: false,
+        changed,
+        now,
     }
 }
 
@@ -507,7 +549,7 @@ unsafe impl<T: Component> QueryData for &mut T {
         let id = Access::take(ids)?;
         // SAFETY: the caller checked that this is the only access to `T`; `access` listed
         // `T`'s id.
-        Some(unsafe { exclusive_column(world, id, ticks.now) })
+        Some(unsafe { exclusive_column(world, id, ticks.now, ticks.captured) })
     }
 
     #[inline]
@@ -727,7 +769,7 @@ unsafe impl<T: Component> QueryData for Has<T> {
     type State<'w> = Option<Presence<'w>>;
 
     fn access(world: &World, out: &mut Accesses) {
-        Access::push::<T>(world, Kind::Filter, false, out);
+        Access::push::<T>(world, Kind::Presence, false, out);
     }
 
     unsafe fn prepare<'w>(

@@ -70,7 +70,7 @@ pub(super) fn presence<T: Component>(world: &World, id: ComponentId) -> Presence
     if storage.in_bits() {
         Presence::Tag(id, &storage.tags, storage.tag_count)
     } else {
-        Presence::Set(id, storage.set.split().0)
+        Presence::Set(id, storage.set.sparse_view())
     }
 }
 
@@ -181,7 +181,7 @@ unsafe impl<T: Component> QueryFilter for With<T> {
     type State<'w> = Presence<'w>;
 
     fn access(world: &World, out: &mut Accesses) {
-        Access::push::<T>(world, Kind::Filter, true, out);
+        Access::push::<T>(world, Kind::Presence, true, out);
     }
 
     fn prepare<'w>(world: &'w World, _: RunTicks, ids: &mut &[Access]) -> Option<Presence<'w>> {
@@ -216,7 +216,7 @@ unsafe impl<T: Component> QueryFilter for Without<T> {
     type State<'w> = Option<Presence<'w>>;
 
     fn access(world: &World, out: &mut Accesses) {
-        Access::push::<T>(world, Kind::Filter, false, out);
+        Access::push::<T>(world, Kind::Presence, false, out);
     }
 
     fn prepare<'w>(
@@ -407,7 +407,7 @@ macro_rules! change_filter {
 
             fn access(world: &World, out: &mut Accesses) {
                 require_tracked::<T>(world, $added);
-                Access::push::<T>(world, Kind::Filter, true, out);
+                Access::push::<T>(world, Kind::Stamps, true, out);
             }
 
             #[track_caller]

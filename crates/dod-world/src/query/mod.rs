@@ -30,7 +30,7 @@ use dod::BitSet;
 use crate::entity::Entity;
 use crate::error::SingleError;
 use crate::World;
-use access::{check_conflicts, Access, Accesses, Held};
+use access::{check_conflicts, Access, Accesses, Held, Kind};
 use smallvec::SmallVec;
 
 use crate::storage::{ComponentId, Tick};
@@ -167,6 +167,9 @@ where
     /// Whether `accesses` passed the conflict check and, in the shared form, its flags are
     /// held.
     checked: bool,
+    /// Whether the query tests the presence of a type it writes (set by the check): its
+    /// writers then write through their columns' captured pointers.
+    tests_written: bool,
     /// The tick the query's state last ran at, moved by the query's first run (change
     /// filters).
     last_run: Option<&'w mut Option<u64>>,
@@ -319,6 +322,7 @@ where
             held: <Form<SHARED> as sealed::Sealed>::unflagged(),
             accesses: Accesses::new(),
             checked: false,
+            tests_written: false,
             last_run: None,
             run_ticks: None,
             _types: PhantomData,
@@ -426,9 +430,30 @@ where
         self.accesses.clear();
         Q::access(world, &mut self.accesses);
         F::access(world, &mut self.accesses);
-        check_conflicts(&self.accesses);
+        self.tests_written = check_conflicts(&self.accesses);
         self.held = <Form<SHARED> as sealed::Sealed>::take(world, &self.accesses);
         self.checked = true;
+    }
+
+    /// In the exclusive form, for a query that tests the presence of a type it writes: has
+    /// each written column capture its pointers now, before the run borrows anything, so
+    /// that the writer forms no `&mut` to a storage the test borrows. (A shared world's
+    /// columns captured theirs when it was shared.)
+    fn capture_writers(&self) {
+        if SHARED || !self.tests_written {
+            return;
+        }
+        for a in &self.accesses {
+            if let (Kind::Write, Some(id)) = (a.kind, a.id) {
+                // SAFETY: the exclusive form has the world as `&mut World` (a writing query
+                // cannot be made from `&World`), and no reference into a storage is alive:
+                // items of an earlier run borrowed the query, which is borrowed again here.
+                #[allow(unsafe_code)]
+                unsafe {
+                    self.world.components().columns[id.index()].capture_exclusive();
+                }
+            }
+        }
     }
 
     /// The ticks of a run: stamps `now`, looks for changes since the state's last run (and
@@ -466,13 +491,18 @@ where
                     _ => Tick(now.0.wrapping_add(1)),
                 };
                 **last = Some(count);
-                RunTicks { since, now }
+                RunTicks {
+                    since,
+                    now,
+                    captured: SHARED || self.tests_written,
+                }
             }
             None => {
                 let now = self.world.change_tick();
                 RunTicks {
                     since: Tick(now.0.wrapping_sub(Tick::MAX_AGE + 1)),
                     now,
+                    captured: SHARED || self.tests_written,
                 }
             }
         }
@@ -483,6 +513,7 @@ where
     fn prepare(&mut self) -> Option<Run<'_, Q, F>> {
         self.access();
         let ticks = self.ticks();
+        self.capture_writers();
         // SAFETY: `access` checked that the query's own elements do not conflict, and the
         // query has the use of what it declares for as long as `&mut self` is borrowed:
         // through `&mut World` (made from it), through `&World` for a read-only `Q`, or
@@ -499,6 +530,7 @@ where
     fn start(&mut self) -> Option<Run<'_, Q, F>> {
         self.access();
         let ticks = self.ticks();
+        self.capture_writers();
         let world: &World = self.world;
         let accesses = &self.accesses;
         // SAFETY: as in `prepare`.
@@ -1085,6 +1117,7 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F, false> {
     fn into_iter(mut self) -> QueryIntoIter<'w, Q, F> {
         self.access();
         let ticks = self.ticks();
+        self.capture_writers();
         let world = self.world;
         let accesses = core::mem::take(&mut self.accesses);
         // SAFETY: as in `Query::prepare`: the accesses were checked, and this form of query

@@ -485,6 +485,35 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         &mut self.values
     }
 
+    /// A raw pointer to the dense array of values, for code that writes values while other
+    /// code reads the set through shared borrows (an entity world's queries running on several
+    /// threads).
+    ///
+    /// As [`Vec::as_mut_ptr`]: it materializes no reference to the values, so the pointer
+    /// stays valid beside later shared borrows of the set, for as long as the values do not
+    /// move. Any call through `&mut self` may move them (an insertion that grows the array, a
+    /// removal, a sort, [`compact`](Self::compact), [`shrink_to_fit`](Self::shrink_to_fit));
+    /// calls through `&self` do not. The caller keeps Rust's aliasing rules: no value written
+    /// through the pointer may be read or written through another reference at the same
+    /// time, and no `&T` or `&mut T` to a value may be alive while it is written.
+    ///
+    /// O(1).
+    ///
+    /// ```
+    /// let mut s = dod::SparseSet::new();
+    /// s.insert(8u32, 1);
+    /// let p = s.values_as_mut_ptr();
+    /// // Shared borrows of the set do not make `p` invalid.
+    /// let at = s.get_index_of(8u32).unwrap();
+    /// // SAFETY: `at` is below the length, and no reference to that value is alive.
+    /// unsafe { *p.add(at) += 1 };
+    /// assert_eq!(s[8u32], 2);
+    /// ```
+    #[inline]
+    pub fn values_as_mut_ptr(&mut self) -> *mut T {
+        self.values.as_mut_ptr()
+    }
+
     /// The dense array of entity indices, position for position with
     /// [`values`](Self::values) (the seed's `AllEntities()`); a deferred removal shows as
     /// [`TOMBSTONE`] until [`compact`](Self::compact).

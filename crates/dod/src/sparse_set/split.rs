@@ -7,7 +7,7 @@ use super::{SparseSet, TOMBSTONE};
 
 /// The sparse side of a [`SparseSet`], read-only: where each index's value sits in the dense
 /// slice it was split from, and the dense slice of indices. Made by
-/// [`SparseSet::split_mut`] and [`SparseSet::split`].
+/// [`SparseSet::split_mut`], [`SparseSet::split`] and [`SparseSet::sparse_view`].
 ///
 /// ```
 /// let mut s: dod::SparseSet<u32> = [(7u32, 70), (3, 30)].into_iter().collect();
@@ -83,6 +83,22 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
             },
             &mut self.values,
         )
+    }
+
+    /// The sparse side alone, read-only: it reads no value (no reference to the values is
+    /// formed), so it may be used while the values are written through
+    /// [`values_as_mut_ptr`](SparseSet::values_as_mut_ptr). O(1).
+    ///
+    /// ```
+    /// let s: dod::SparseSet<f32> = [(4u32, 1.0)].into_iter().collect();
+    /// assert_eq!(s.sparse_view().get_index_of(4), Some(0));
+    /// ```
+    #[inline]
+    pub fn sparse_view(&self) -> SparseView<'_, PAGE> {
+        SparseView {
+            pages: &self.pages,
+            indices: &self.entities,
+        }
     }
 
     /// The sparse side and the dense values, both read-only. O(1).
