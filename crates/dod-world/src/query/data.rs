@@ -388,37 +388,29 @@ unsafe fn exclusive_column<'w, T: Component>(
     captured: bool,
 ) -> Column<'w, *mut T> {
     let column = &world.components().columns[id.index()];
-    if !captured {
+    let (storage, values, changed): (&'w Storage<T>, *mut T, *mut Tick) = if captured {
+        // SAFETY: `id` is `T`'s; no `&mut` to this storage is formed while the run lives (its
+        // writers go through the captured pointers), so a shared borrow is sound.
+        let storage: &'w Storage<T> = unsafe { column.storage_of::<T>() };
+        // The pointers captured with write access: the values and stamps have not moved
+        // since (the caller's contract).
+        let (values, changed) = column.captured::<T>();
+        debug_assert!(
+            storage.in_bits() || core::ptr::eq(values, storage.set.values().as_ptr()),
+            "the values moved after their pointer was captured"
+        );
+        (storage, values, changed)
+    } else {
         // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
         // contract.
         let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
-        return if storage.in_bits() {
-            let len = storage.tag_count;
-            Column::Tag {
-                id,
-                bits: &storage.tags,
-                len,
-            }
-        } else {
-            let changed = storage
-                .ticks
-                .as_mut()
-                .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
-            let (sparse, values) = storage.set.split_mut();
-            Column::Set {
-                id,
-                sparse,
-                len: values.len(),
-                values: values.as_mut_ptr(),
-                driver: false,
-                changed,
-                now,
-            }
-        };
-    }
-    // SAFETY: `id` is `T`'s; no `&mut` to this storage is formed while the run lives (its
-    // writers go through the captured pointers), so a shared borrow is sound.
-    let storage: &'w Storage<T> = unsafe { column.storage_of::<T>() };
+        let changed = storage
+            .ticks
+            .as_mut()
+            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
+        let values = storage.set.values_as_mut_ptr();
+        (storage, values, changed)
+    };
     if storage.in_bits() {
         return Column::Tag {
             id,
@@ -427,13 +419,6 @@ unsafe fn exclusive_column<'w, T: Component>(
         };
     }
     let sparse = storage.set.sparse_view();
-    // The pointers captured with write access: the values and stamps have not moved since
-    // (the caller's contract).
-    let (values, changed) = column.captured::<T>();
-    debug_assert!(
-        core::ptr::eq(values, storage.set.values().as_ptr()),
-        "the values moved after their pointer was captured"
-    );
     Column::Set {
         id,
         sparse,
