@@ -944,8 +944,9 @@ pub(crate) struct Column {
     /// The owning group this type belongs to.
     pub(crate) group: Option<u32>,
     /// Where the dense values are, with write access, as [`capture`](Column::capture) took it
-    /// when the world was last shared: what a shared-form query that writes `T` writes
-    /// through, so that it forms no `&mut` to the storage.
+    /// when the world was last shared (or [`capture_exclusive`](Column::capture_exclusive)
+    /// before a run): what a query that writes `T` writes through when it must form no
+    /// `&mut` to the storage.
     values: AtomicPtr<()>,
     /// The change stamps, likewise (null when the type is not tracked).
     changed: AtomicPtr<Tick>,
@@ -1014,14 +1015,18 @@ impl Column {
 
     /// The erased storage, shared.
     ///
-    /// Callers hold `&World` with no exclusive access to this column live: the world is not
-    /// in a [`Shared`](crate::Shared) scope, or they hold a shared borrow flag.
+    /// Callers hold `&World`, which no `&mut` to a storage outlives: one is formed only
+    /// through `&mut World` (see [`storage_mut`](Column::storage_mut) and
+    /// [`capture_exclusive`](Column::capture_exclusive)). What a caller may read of it is
+    /// another matter: the values and stamps only under a borrow flag on a shared world
+    /// (a writer writes them through the captured pointers meanwhile), the rest freely.
     #[inline]
     #[allow(unsafe_code)]
     pub(crate) fn any(&self) -> &dyn AnyStorage {
-        // SAFETY: `&mut` to the storage exists only under `&mut World` or this column's
-        // exclusive flag (see `storage_mut`); a caller of `any` holds `&World` outside a
-        // `Shared` scope (so no flag-based `&mut` exists) or a shared flag.
+        // SAFETY: a `&mut` to the storage is formed only through `&mut World` (see
+        // `storage_mut` and `capture_exclusive`), which no holder of `&World` overlaps; on a
+        // shared world, writers reach the values and stamps through raw pointers and form
+        // no reference to the storage but shared ones.
         unsafe { &**self.storage.get() }
     }
 
@@ -1064,8 +1069,8 @@ impl Column {
     ///
     /// # Safety
     ///
-    /// `T` is the type the column was registered for, and the conditions of
-    /// [`any`](Column::any) hold.
+    /// `T` is the type the column was registered for (the reference is as sound as
+    /// [`any`](Column::any)'s).
     #[inline]
     #[allow(unsafe_code)]
     pub(crate) unsafe fn storage_of<T: Component>(&self) -> &Storage<T> {
@@ -1081,8 +1086,9 @@ impl Column {
     /// # Safety
     ///
     /// `T` is the type the column was registered for, and the caller has exclusive access to
-    /// this column for `'a`: it holds `&mut World` (and takes no other reference to this
-    /// column), or this column's exclusive borrow flag.
+    /// this column for `'a`: it holds `&mut World` and takes no other reference to this
+    /// column. (A shared world's writer never calls it: it writes through the pointers
+    /// [`capture`](Column::capture) took.)
     #[inline]
     #[allow(unsafe_code, clippy::mut_from_ref)]
     pub(crate) unsafe fn storage_mut<'a, T: Component>(&'a self) -> &'a mut Storage<T> {

@@ -407,6 +407,30 @@ fn presence_filters_run_beside_a_writer_of_their_component() {
     world.assert_invariants();
 }
 
+/// A shared world's writers write where the values are when the world is shared: after the
+/// values grow (and move) between two shares, the second share's writers find them, beside
+/// presence tests on other threads. (A share that kept the first pointers would write freed
+/// memory; debug builds also check the pointers against the storage.)
+#[test]
+fn a_writer_finds_the_values_after_they_move_between_shares() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    world.spawn_batch((0..4).map(|_| (Pos(0.0), Vel(1.0))));
+    world.share().query::<&mut Pos>().for_each(|p| p.0 += 1.0);
+    let before = world.query::<&Pos>().iter().next().map(|p| p as *const Pos);
+    world.spawn_batch((0..1000).map(|_| (Pos(0.0), Vel(1.0))));
+    let after = world.query::<&Pos>().iter().next().map(|p| p as *const Pos);
+    assert_ne!(before, after, "the values moved (the test needs them to)");
+    let w = world.share();
+    std::thread::scope(|s| {
+        s.spawn(|| w.query::<&mut Pos>().for_each(|p| p.0 += 1.0));
+        s.spawn(|| assert_eq!(w.query::<&Vel>().with::<Pos>().count(), 1004));
+    });
+    let total: f32 = world.query::<&Pos>().iter().map(|p| p.0).sum();
+    assert_eq!(total, 4.0 * 2.0 + 1000.0);
+    world.assert_invariants();
+}
+
 /// A query may test for a component it also writes, in either order: the test reads only
 /// the sparse side, which the writer does not touch.
 #[test]

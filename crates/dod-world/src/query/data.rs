@@ -399,6 +399,16 @@ unsafe fn exclusive_column<'w, T: Component>(
             storage.in_bits() || core::ptr::eq(values, storage.set.values().as_ptr()),
             "the values moved after their pointer was captured"
         );
+        debug_assert!(
+            core::ptr::eq(
+                changed,
+                storage
+                    .ticks
+                    .as_ref()
+                    .map_or(core::ptr::null(), |t| t.changed.as_ptr())
+            ),
+            "the stamps moved after their pointer was captured"
+        );
         (storage, values, changed)
     } else {
         // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's

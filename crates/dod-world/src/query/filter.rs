@@ -386,7 +386,7 @@ fn stamps<T: Component>(
     };
     Stamps {
         id,
-        sparse: storage.set.split().0,
+        sparse: storage.set.sparse_view(),
         stamps: if added {
             t.added.as_ptr()
         } else {

@@ -490,12 +490,13 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// threads).
     ///
     /// As [`Vec::as_mut_ptr`]: it materializes no reference to the values, so the pointer
-    /// stays valid beside later shared borrows of the set, for as long as the values do not
-    /// move. Any call through `&mut self` may move them (an insertion that grows the array, a
-    /// removal, a sort, [`compact`](Self::compact), [`shrink_to_fit`](Self::shrink_to_fit));
-    /// calls through `&self` do not. The caller keeps Rust's aliasing rules: no value written
-    /// through the pointer may be read or written through another reference at the same
-    /// time, and no `&T` or `&mut T` to a value may be alive while it is written.
+    /// stays valid beside later shared borrows of the set, for as long as the array does not
+    /// move. Any call through `&mut self` may move it (an insertion that grows it,
+    /// [`shrink_to_fit`](Self::shrink_to_fit)) or move values within it (a removal, a sort,
+    /// [`compact`](Self::compact)); take the pointer again after one. Calls through `&self` do neither. The caller keeps Rust's aliasing rules:
+    /// while a value is written through the pointer, no reference to it (a `&T`, a `&mut T`,
+    /// or a slice such as [`values`](Self::values) or [`split`](Self::split) hand out) may be
+    /// alive.
     ///
     /// O(1).
     ///
