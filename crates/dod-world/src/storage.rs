@@ -218,6 +218,18 @@ fn tag_value<T>() -> T {
 }
 
 impl<T: Component> Storage<T> {
+    /// Pointers to the dense values and to the change stamps (null when untracked), taken as
+    /// `Vec::as_mut_ptr` takes them: they stay valid beside shared borrows of the storage
+    /// until the arrays move.
+    #[inline]
+    pub(crate) fn writable(&mut self) -> (*mut T, *mut Tick) {
+        let changed = self
+            .ticks
+            .as_mut()
+            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
+        (self.set.values_as_mut_ptr(), changed)
+    }
+
     /// The dense position of entity `index` (not for a tag in bits).
     #[inline]
     pub(crate) fn position_of(&self, index: u32) -> Option<usize> {
@@ -785,11 +797,8 @@ impl<T: Component> AnyStorage for Storage<T> {
     }
 
     fn writable(&mut self) -> (*mut (), *mut Tick) {
-        let changed = self
-            .ticks
-            .as_mut()
-            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
-        (self.set.values_as_mut_ptr().cast(), changed)
+        let (values, changed) = Storage::writable(self);
+        (values.cast(), changed)
     }
 
     fn has_insert_hook(&self) -> bool {
@@ -980,10 +989,11 @@ impl Column {
     /// take, until the arrays move. [`World::share`](crate::World::share) calls it for every
     /// column; the arrays cannot move while the [`Shared`](crate::Shared) lives, since that
     /// takes `&mut World`.
+    #[allow(unsafe_code)]
     pub(crate) fn capture(&mut self) {
-        let (values, changed) = self.any_mut().writable();
-        *self.values.get_mut() = values;
-        *self.changed.get_mut() = changed;
+        // SAFETY: `&mut self` is exclusive access to the column, and no reference into the
+        // storage outlives it.
+        unsafe { self.capture_exclusive() }
     }
 
     /// [`capture`](Column::capture) through `&self`: for a query of the exclusive form that

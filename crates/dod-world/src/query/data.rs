@@ -414,11 +414,7 @@ unsafe fn exclusive_column<'w, T: Component>(
         // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
         // contract.
         let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
-        let changed = storage
-            .ticks
-            .as_mut()
-            .map_or(core::ptr::null_mut(), |t| t.changed.as_mut_ptr());
-        let values = storage.set.values_as_mut_ptr();
+        let (values, changed) = storage.writable();
         (storage, values, changed)
     };
     if storage.in_bits() {

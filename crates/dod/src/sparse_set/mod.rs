@@ -493,10 +493,10 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// stays valid beside later shared borrows of the set, for as long as the array does not
     /// move. Any call through `&mut self` may move it (an insertion that grows it,
     /// [`shrink_to_fit`](Self::shrink_to_fit)) or move values within it (a removal, a sort,
-    /// [`compact`](Self::compact)); take the pointer again after one. Calls through `&self` do neither. The caller keeps Rust's aliasing rules:
-    /// while a value is written through the pointer, no reference to it (a `&T`, a `&mut T`,
-    /// or a slice such as [`values`](Self::values) or [`split`](Self::split) hand out) may be
-    /// alive.
+    /// [`compact`](Self::compact)); take the pointer again after one. Calls through `&self`
+    /// do neither. The caller keeps Rust's aliasing rules: while a value is written through
+    /// the pointer, no reference to it (a `&T`, a `&mut T`, or a slice such as
+    /// [`values`](Self::values) or [`split`](Self::split) hand out) may be alive.
     ///
     /// O(1).
     ///

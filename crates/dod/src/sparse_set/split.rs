@@ -110,13 +110,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     #[inline]
     pub fn split(&self) -> (SparseView<'_, PAGE>, &[T]) {
-        (
-            SparseView {
-                pages: &self.pages,
-                indices: &self.entities,
-            },
-            &self.values,
-        )
+        (self.sparse_view(), &self.values)
     }
 }
 
