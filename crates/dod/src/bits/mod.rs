@@ -805,6 +805,7 @@ impl BitSet {
         let w = index >> 6;
         // SAFETY: `index < universe` (the caller's contract) `<= 64 * words.len()`
         // (invariant 5).
+        #[allow(unsafe_code)]
         let word = unsafe { self.words.get_unchecked_mut(w) };
         let old = *word;
         let new = old | 1u64 << (index & 63);
@@ -884,15 +885,20 @@ impl BitSet {
         Ok(unsafe { self.insert_bit(i) })
     }
 
-    /// Grows the universe by one and sets the new index (the universe before the call), as
-    /// `insert(universe)` does with one check fewer: a pool appending a slot.
+    /// Grows the universe by one and sets the new index `index`, which is the universe before
+    /// the call, as `insert(index)` does with two checks fewer: a pool appending a slot.
+    ///
+    /// The set's bound must be a multiple of 64 (the default `max_index` is): the words never
+    /// reach past the bound's word, so an index in an existing word is then below the bound,
+    /// and only the slow path, which grows the words, checks it.
     #[inline]
-    pub(crate) fn push_set(&mut self) {
-        let index = self.universe;
+    pub(crate) fn push_set(&mut self, index: usize) {
+        debug_assert_eq!(index, self.universe);
+        debug_assert_eq!(self.bound() % 64, 0);
         let w = index >> 6;
         match self.words.get_mut(w) {
             // As in `insert`: the bits past the universe are zero and summarised.
-            Some(word) if index <= self.max_index as usize => {
+            Some(word) => {
                 let old = *word;
                 let new = old | 1u64 << (index & 63);
                 *word = new;

@@ -683,7 +683,7 @@ impl<T, K: Key> Pool<T, K> {
             .unwrap_or_else(|| unreachable!("a slot at generation 0 is not retired"));
         self.slots.push(Entry::occupied(tag, value));
         // `i` is the universe of `alive` (invariant 1), which this grows by one.
-        self.alive.push_set();
+        self.alive.push_set(i);
         self.len += 1;
         tag.key(i as u32)
     }
