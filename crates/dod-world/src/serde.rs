@@ -165,7 +165,7 @@ impl World {
     pub fn load<'de, D: Deserializer<'de>>(&mut self, d: D) -> Result<(), D::Error> {
         let template = World::builder()
             .min_free(self.entities().min_free())
-            .build_saving(self.saved.clone());
+            .build_template(self.saved.clone());
         let mut loaded = d.deserialize_struct(
             "World",
             FIELDS,

@@ -46,6 +46,11 @@ fn world_id_of(made: u64) -> u16 {
     ((first_world_id() + k) % 0x7FFF) as u16 + 1
 }
 
+/// The world id of a load's template ([`WorldBuilder::build_template`]) until the save's
+/// allocator replaces its entities: no entity is made with it.
+#[cfg(feature = "serde")]
+const TEMPLATE_WORLD_ID: u16 = 1;
+
 /// The default number of vacant entity slots kept back before one is reused.
 pub const DEFAULT_MIN_FREE: u32 = 1024;
 
@@ -263,15 +268,21 @@ impl WorldBuilder {
     /// ```
     pub fn try_build(self) -> Result<World, GroupError> {
         let made = WORLDS_MADE.fetch_add(1, Ordering::Relaxed);
+        self.try_build_as(world_id_of(made), made)
+    }
+
+    /// The world, with `world_id` for its entities and `instance` for its number among the
+    /// worlds made (see [`World::instance`]).
+    fn try_build_as(self, world_id: u16, instance: u64) -> Result<World, GroupError> {
         let mut world = World {
-            entities: Entities::new(world_id_of(made), self.min_free),
+            entities: Entities::new(world_id, self.min_free),
             components: Components::default(),
             data: DataStore::new(),
             tick: AtomicU64::new(1),
             clamped_at: 1,
             hook_commands: Commands::new(),
             in_hooks: false,
-            instance: made,
+            instance,
             #[cfg(feature = "serde")]
             saved: Default::default(),
         };
@@ -299,10 +310,21 @@ impl WorldBuilder {
         }
     }
 
-    /// The world, with `saved` registered for saving (and as components).
+    /// The template a load fills, with `saved` registered for saving (and as components).
+    /// It draws neither a world id nor an instance number: the save's allocator replaces its
+    /// entities (and their id), and its parts move into the world loaded into, which keeps
+    /// its own number. Drawing them would use up an id per load, and after 32 767 loads a
+    /// world made next would share the id of one still alive and accept its entities.
     #[cfg(feature = "serde")]
-    pub(crate) fn build_saving(self, saved: crate::serde::SavedTypes) -> World {
-        let mut world = self.build();
+    pub(crate) fn build_template(self, saved: crate::serde::SavedTypes) -> World {
+        debug_assert!(
+            self.groups.is_empty(),
+            "a load's template declares no group"
+        );
+        let mut world = match self.try_build_as(TEMPLATE_WORLD_ID, u64::MAX) {
+            Ok(w) => w,
+            Err(_) => unreachable!("a template declares no group"),
+        };
         world.saved = saved;
         world.saved.register_all(&mut world.components);
         world
@@ -1253,7 +1275,10 @@ impl World {
     /// cascade goes (a despawn hook that despawns children walks a hierarchy a level per
     /// round). Hooks still recording after 1 000 rounds plus 4 per entity alive when the
     /// cascade started are taken for hooks that feed each other: the change panics, and the
-    /// commands not yet applied are dropped.
+    /// commands not yet applied are dropped. Entities the cascade makes do not raise that
+    /// limit (hooks that feed each other may make one per round forever), so a longer chain
+    /// of entities each spawned by the hook of the one before panics too: build such a chain
+    /// from a loop instead.
     ///
     /// A hook that panics leaves the world valid, and the panic goes on to the caller of the
     /// change. The change stops there: the value the hook was called with stays, and the
@@ -2298,9 +2323,11 @@ impl fmt::Debug for Shared<'_> {
 
 /// How many rounds of hook commands a change may run before the world takes the hooks for
 /// ones that feed each other: 1 000, plus 4 for every entity alive when the hooks started.
-/// A finite cascade runs a round per level (a hook that despawns the children of the
-/// despawned, down a chain of bones), and every level but a few is an entity; hooks that
-/// feed each other run forever, and stop here in time proportional to the world.
+/// A finite cascade over the world runs a round per level (a hook that despawns the children
+/// of the despawned, down a chain of bones), and every level but a few is an entity alive
+/// when it started; hooks that feed each other run forever, and stop here in time
+/// proportional to the world. A cascade that makes its own levels (each round spawning the
+/// next entity) cannot be told from hooks that feed each other, and stops here too.
 fn hook_round_limit(alive: usize) -> usize {
     alive.saturating_mul(4).saturating_add(1_000)
 }
@@ -2310,6 +2337,7 @@ fn hook_round_limit(alive: usize) -> usize {
 fn hooks_feed_each_other(limit: usize) -> ! {
     panic!(
         "hooks kept recording commands for {limit} rounds (1 000, plus 4 for every entity \
-         alive when they started): hooks that feed each other?"
+         alive when they started): hooks that feed each other, or a cascade deeper than that \
+         (such as a chain of entities, each spawned by the hook of the one before)?"
     )
 }

@@ -1087,6 +1087,32 @@ fn hooks_that_feed_each_other_panic_once_and_leave_the_world_usable() {
 }
 
 #[test]
+fn a_chain_of_hook_made_entities_longer_than_the_limit_panics_naming_the_cascade() {
+    // Each round spawns the next entity, which the limit (set by the entities alive when the
+    // cascade started) does not count: 1 500 rounds against a limit of 1 000 + 4.
+    let mut world = World::new();
+    world.on_insert::<Fuse>(|_, fuse, commands| {
+        if fuse.0 > 0 {
+            commands.spawn_unnamed((Fuse(fuse.0 - 1),));
+        }
+    });
+    let panicked = quietly(|| {
+        world.spawn((Fuse(1_500),));
+    });
+    let message = match panicked {
+        Ok(()) => panic!("a chain longer than the round limit panics"),
+        Err(p) => p.downcast::<String>().map(|s| *s).unwrap_or_default(),
+    };
+    assert!(message.contains("1004 rounds"), "{message}");
+    assert!(message.contains("spawned by the hook"), "{message}");
+    world.assert_invariants();
+    // Below the limit the chain completes.
+    let before = world.len();
+    world.spawn((Fuse(900),));
+    assert_eq!(world.len(), before + 901);
+}
+
+#[test]
 fn a_despawn_hook_walks_a_hierarchy_of_any_depth() {
     // A chain of bones 5 000 deep: a round of hook commands per level.
     struct Kids(Vec<Entity>);

@@ -1453,10 +1453,10 @@ impl BitSet {
         }
     }
 
-    /// Adds every index of `range`, a word at a time. A bounded end past the universe grows
-    /// the universe to that end; an unbounded end stops at the universe, so
-    /// `insert_range(..)` fills the universe without growing it. O(range / 64), plus the
-    /// growth.
+    /// Adds every index of `range`, a word at a time. A non-empty range with a bounded end
+    /// past the universe grows the universe to that end; an unbounded end stops at the
+    /// universe, so `insert_range(..)` fills the universe without growing it; an empty range
+    /// (`100..100`) changes nothing. O(range / 64), plus the growth.
     ///
     /// # Panics
     ///
@@ -1473,6 +1473,8 @@ impl BitSet {
     /// s.insert_range(100..=101);
     /// assert_eq!(s.universe(), 102);
     /// assert_eq!(s.count_range(5..), 4);
+    /// s.insert_range(500..500); // empty
+    /// assert_eq!(s.universe(), 102);
     ///
     /// let mut bounded = BitSet::new().with_max_index(99);
     /// assert!(bounded.try_grow(1000).is_err()); // instead of a panic in insert_range(..1000)
