@@ -313,8 +313,9 @@ impl WorldBuilder {
     /// The template a load fills, with `saved` registered for saving (and as components).
     /// It draws neither a world id nor an instance number: the save's allocator replaces its
     /// entities (and their id), and its parts move into the world loaded into, which keeps
-    /// its own number. Drawing them would use up an id per load, and after 32 767 loads a
-    /// world made next would share the id of one still alive and accept its entities.
+    /// its own number. Drawing them would use up an id per load: after at most 32 766 loads
+    /// (fewer when other worlds were made in between), the next world made would share the id
+    /// of one still alive and accept its entities.
     #[cfg(feature = "serde")]
     pub(crate) fn build_template(self, saved: crate::serde::SavedTypes) -> World {
         debug_assert!(

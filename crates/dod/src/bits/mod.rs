@@ -886,15 +886,16 @@ impl BitSet {
     }
 
     /// Grows the universe by one and sets the new index `index`, which is the universe before
-    /// the call, as `insert(index)` does with two checks fewer: a pool appending a slot.
+    /// the call, as `insert(index)` does with one check fewer: a pool appending a slot.
     ///
-    /// The set's bound must be a multiple of 64 (the default `max_index` is): the words never
-    /// reach past the bound's word, so an index in an existing word is then below the bound,
-    /// and only the slow path, which grows the words, checks it.
+    /// The set must be unbounded (`max_index` is `u32::MAX`, as a pool's alive set is, which
+    /// no path bounds): every index the universe can reach is then at most `max_index`, so the
+    /// bound check `insert` makes cannot fail, and only the slow path, which grows the words,
+    /// checks what it must.
     #[inline]
     pub(crate) fn push_set(&mut self, index: usize) {
         debug_assert_eq!(index, self.universe);
-        debug_assert_eq!(self.bound() % 64, 0);
+        debug_assert_eq!(self.max_index, u32::MAX, "push_set on a bounded set");
         let w = index >> 6;
         match self.words.get_mut(w) {
             // As in `insert`: the bits past the universe are zero and summarised.
@@ -1460,7 +1461,8 @@ impl BitSet {
     ///
     /// # Panics
     ///
-    /// If the range ends above [`max_index`](BitSet::max_index) (a bounded end past `max + 1`).
+    /// If a non-empty range ends above [`max_index`](BitSet::max_index) (a bounded end past
+    /// `max + 1`).
     /// [`try_grow`](BitSet::try_grow) to the end first is the fallible form: after it,
     /// `insert_range` allocates nothing.
     ///
