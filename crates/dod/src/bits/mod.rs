@@ -805,7 +805,6 @@ impl BitSet {
         let w = index >> 6;
         // SAFETY: `index < universe` (the caller's contract) `<= 64 * words.len()`
         // (invariant 5).
-        #[allow(unsafe_code)]
         let word = unsafe { self.words.get_unchecked_mut(w) };
         let old = *word;
         let new = old | 1u64 << (index & 63);
