@@ -474,6 +474,7 @@ where
 
     /// The ticks of the query's first run.
     fn first_ticks(&mut self) -> RunTicks {
+        let captured = SHARED || self.tests_written;
         match &mut self.last_run {
             Some(last) => {
                 let count = self.world.next_run_count();
@@ -494,7 +495,7 @@ where
                 RunTicks {
                     since,
                     now,
-                    captured: SHARED || self.tests_written,
+                    captured,
                 }
             }
             None => {
@@ -502,7 +503,7 @@ where
                 RunTicks {
                     since: Tick(now.0.wrapping_sub(Tick::MAX_AGE + 1)),
                     now,
-                    captured: SHARED || self.tests_written,
+                    captured,
                 }
             }
         }
