@@ -241,7 +241,10 @@ macro_rules! tuple_bundle {
                 $(runs.$i.reserve(n);)+
             }
 
-            #[inline]
+            // Always inlined: it is the body of `spawn_batch`'s loop. Where a program
+            // spawns many bundle types, a plain `#[inline]` was not followed, and each
+            // entity paid a call and a copy of its bundle (simple_insert took 1.4x as long).
+            #[inline(always)]
             fn push_runs(self, runs: &mut Self::Runs<'_>) {
                 $(runs.$i.push(self.$i);)+
             }
