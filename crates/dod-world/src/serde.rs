@@ -7,7 +7,10 @@
 //! entity, every stale one stays stale, and the next spawns return what they would have.
 //! Entities reserved and not yet flushed ([`World::reserve_entity`], [`Commands::spawn`]) are
 //! saved alive with no components, as the next flush makes them, so a reserved id held across
-//! a save names the same entity after the load.
+//! a save names the same entity after the load. Commands that insert hooks left waiting (after
+//! an insert through a view, see [`World::on_insert`]) are not in a save: saving takes
+//! `&World` and cannot apply them, so call [`World::flush`] before saving to include their
+//! effects.
 //!
 //! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
@@ -72,7 +75,10 @@ impl SavedTypes {
 impl World {
     /// Registers `T` for saving under `name`: [`Serialize`] writes every entity's `T`, and
     /// [`load`](World::load) reads it back. Types not registered are neither saved nor kept
-    /// by a load.
+    /// by a load. Entities reserved and not yet flushed are saved alive with no components,
+    /// as the next flush makes them; commands that insert hooks left waiting (after an insert
+    /// through a view) are not saved, since saving takes `&World`: call
+    /// [`flush`](World::flush) before saving to include them.
     ///
     /// # Panics
     ///

@@ -64,8 +64,10 @@ pub const DEFAULT_MIN_FREE: u32 = 1024;
 ///   after the load).
 /// - **Components** are any `'static + Send + Sync` values, one storage per type: a
 ///   [`dod::SparseSet`] keyed by entity index, or, for a tag (a zero-sized type with no drop
-///   glue), a [`dod::BitSet`]. Liveness is checked once, where an entity enters the world's
-///   API; storages never hold a dead entity's component.
+///   glue), a [`dod::BitSet`] (a tag that is tracked or in an owning group is kept in a sparse
+///   set too, whose positions its change stamps and the group's order need). Liveness is
+///   checked once, where an entity enters the world's API; storages never hold a dead
+///   entity's component.
 /// - **Queries** ([`query`](World::query)) drive from the smallest storage they need;
 ///   [`share`](World::share) gives the form with runtime borrow checks that several threads
 ///   can query at once.
