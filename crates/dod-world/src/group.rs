@@ -7,7 +7,7 @@
 //! `p < len`. An entity that gains the last component it lacked is swapped to position `len` in
 //! every owned storage and `len` grows; one that loses a component is swapped to position
 //! `len - 1` and `len` shrinks, before the component leaves. Both are O(owned storages), the
-//! swap-and-pop of the sparse-set article once per storage.
+//! swap-and-pop once per storage.
 //!
 //! A query that requires every type of a group walks the packed prefix in lockstep: no sparse
 //! lookup for the owned types.

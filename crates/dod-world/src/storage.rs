@@ -5,7 +5,7 @@
 //! glue: `struct Enemy;`), a [`dod::BitSet`] of entity indices alone. Storages hold components
 //! of live entities only: the world checks liveness once, at its entry points, and removes
 //! every component of an entity that it despawns, so the storages need no check of their own
-//! (the component-storage article's rule: no liveness check in the hot path).
+//! (no liveness check in the hot path).
 //!
 //! Storages are type-erased behind [`AnyStorage`] in a [`Column`], with an atomic borrow flag
 //! for the shared form of queries ([`Shared`](crate::Shared)).

@@ -411,7 +411,7 @@ fn hooks_see_every_arrival_and_departure_and_record_commands() {
 
 #[test]
 fn per_type_masks_become_tags_kept_by_hooks() {
-    // The alive-flags article's masks: here a hook tags every heavy object, and despawning
+    // Per-type masks beside the objects: here a hook tags every heavy object, and despawning
     // clears the tag with the entity; no bit is kept by hand.
     let mut world = World::new();
     world.on_insert::<Mass>(|e, m, commands| {

@@ -1148,7 +1148,7 @@ fn join_mut_drives_from_the_smaller_set_both_ways() {
 
 #[test]
 fn bones_copy_to_nodes_in_lockstep() {
-    // The seed's AnimationToSceneGraph: the bones sorted in node order, then copied position by
+    // Animation to scene graph: the bones sorted in node order, then copied position by
     // position without a lookup per bone.
     let mut nodes: SparseSet<[f32; 2]> = (0..50u32).rev().map(|e| (e, [0.0; 2])).collect();
     let mut bones: SparseSet<[f32; 2]> = (0..50u32)

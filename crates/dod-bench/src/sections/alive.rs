@@ -1,6 +1,6 @@
-//! `alive`: the seed's cache-miss table, measured. 100 000 objects of 64 bytes (a 4x4 `f32`
-//! matrix); visiting the alive ones with the flag inside each object, against Pool's flags in a
-//! separate bit set.
+//! `alive`: the alive-flags article's cache-miss table, measured. 100 000 objects of 64 bytes
+//! (a 4x4 `f32` matrix); visiting the alive ones with the flag inside each object, against
+//! Pool's flags in a separate bit set.
 
 use std::hint::black_box;
 

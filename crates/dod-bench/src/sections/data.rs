@@ -1,6 +1,6 @@
-//! `data`: per-entity dynamic data. Every entity has the seed's character sheet (name,
+//! `data`: per-entity dynamic data. Every entity has a character sheet (name,
 //! stats.health, stats.mana, status_effects.drunk, status_effects.delirious) plus 0..8 random
-//! extra keys. Contenders: a `DataComponent` per entity, one `DataStore`, the seed's naive tree
+//! extra keys. Contenders: a `DataComponent` per entity, one `DataStore`, the naive tree
 //! (`HashMap<String, Value>` with nested maps), `serde_json::Value`, `FxHashMap<u32, Value>`
 //! (hashed keys, std allocations) and, for saving and loading, `flexbuffers`.
 
@@ -88,7 +88,7 @@ fn str_weight(s: &str) -> f64 {
         + b.last().map_or(0.0, |&x| f64::from(x))
 }
 
-// ---- the seed's naive tree -------------------------------------------------------------
+// ---- the naive tree --------------------------------------------------------------------
 
 #[derive(Clone)]
 enum Naive {
@@ -555,7 +555,7 @@ fn plain_copy<'w>(store: &Shared<DataStore>) -> Built<'w> {
     }
 }
 
-/// The seed's naive tree per entity.
+/// The naive tree per entity.
 fn naive(w: &Work) -> Built<'_> {
     let (ts, memory) = built_counted(
         || build_naive(&w.specs),

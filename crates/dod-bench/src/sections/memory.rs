@@ -1,13 +1,13 @@
-//! `memory`: the seed's memory table recomputed from `SparseSet::memory_usage()` and
-//! `Pool::memory_usage()` (the linear + bitmask layout), beside the seed's formulas; and
-//! clustered entities among a million ids, paged against unpaged.
+//! `memory`: the component-storage article's memory table recomputed from
+//! `SparseSet::memory_usage()` and `Pool::memory_usage()` (the linear + bitmask layout), beside
+//! the article's formulas; and clustered entities among a million ids, paged against unpaged.
 
 use super::sparse::clustered;
 use crate::harness::{progress, Config, Rng, Table};
 use dod::sparse_set::DEFAULT_PAGE_SIZE;
 use dod::{Pool, SparseSet};
 
-/// A component of `8 * W` bytes, aligned to 8 like the seed's.
+/// A component of `8 * W` bytes, aligned to 8 like the article's.
 #[derive(Clone, Copy)]
 struct Comp<const W: usize>([u64; W]);
 
@@ -21,7 +21,7 @@ impl<const W: usize> Default for Comp<W> {
 /// The section.
 pub const SECTION: super::Section = super::Section {
     name: "memory",
-    about: "SparseSet memory against the seed's formulas, Pool's layout, clustered ids",
+    about: "SparseSet memory against the component-storage article's formulas, Pool's layout, clustered ids",
     run,
 };
 
@@ -67,12 +67,12 @@ fn pool_measured<T: Default>(slots: usize, ents: &[u32]) -> usize {
     p.memory_usage()
 }
 
-/// The seed's linear + bitmask formula: `C·N + ⌈N/8⌉`.
+/// The article's linear + bitmask formula: `C·N + ⌈N/8⌉`.
 fn linear_bitmask(c: usize, n: usize) -> usize {
     c * n + n.div_ceil(8)
 }
 
-/// The seed's table for one component size: N = 1000 entities, utilisation 0.1 ..= 1.0.
+/// The article's table for one component size: N = 1000 entities, utilisation 0.1 ..= 1.0.
 fn small_table<const W: usize>(rng: &mut Rng) -> Table {
     const N: usize = 1000;
     let c = 8 * W;
@@ -89,7 +89,7 @@ fn small_table<const W: usize>(rng: &mut Rng) -> Table {
     )
     .columns(&cols);
     let mut ours = Vec::new();
-    let mut seed_sparse = Vec::new();
+    let mut formula_sparse = Vec::new();
     let mut pool = Vec::new();
     let mut pool_formula = Vec::new();
     let mut holey = Vec::new();
@@ -98,25 +98,31 @@ fn small_table<const W: usize>(rng: &mut Rng) -> Table {
         let mut ents: Vec<u32> = rng.permutation(N)[..k].iter().map(|&e| e as u32).collect();
         ents.sort_unstable();
         ours.push(Some(measured::<Comp<W>, DEFAULT_PAGE_SIZE>(&ents) as f64));
-        seed_sparse.push(Some((4 * 2 * N + c * k) as f64));
+        formula_sparse.push(Some((4 * 2 * N + c * k) as f64));
         pool.push(Some(pool_measured::<Comp<W>>(N, &ents) as f64));
         pool_formula.push(Some(linear_bitmask(c, N) as f64));
         holey.push(Some((N * core::mem::size_of::<Option<Comp<W>>>()) as f64));
     }
     t.row("SparseSet (memory_usage, default page size)", ours);
-    t.row("sparse set, seed formula 4·2·N + C·N·U", seed_sparse);
+    t.row(
+        "sparse set, article's formula 4·2·N + C·N·U",
+        formula_sparse,
+    );
     t.row("Pool (memory_usage)", pool);
-    t.row("linear + bitmask, seed formula C·N + ⌈N/8⌉", pool_formula);
+    t.row(
+        "linear + bitmask, article's formula C·N + ⌈N/8⌉",
+        pool_formula,
+    );
     t.row("Vec<Option<T>> (N · size_of)", holey);
     t.note(format!(
-        "Pool keeps the seed's linear + bitmask layout plus a 4-byte generation tag per slot \
+        "Pool keeps the article's linear + bitmask layout plus a 4-byte generation tag per slot \
          (so a stale handle is refused) and the bit set's summary words. Default SparseSet page \
          size: {DEFAULT_PAGE_SIZE} slots."
     ));
     t.note(
         "SparseSet holds 8 bytes per sparse slot (position and generation, so a stale key is \
          rejected from the sparse array alone) for every slot of an allocated page, and 4 + C \
-         bytes per entity; the seed's formula counts 4 bytes per slot and sizes the dense \
+         bytes per entity; the article's formula counts 4 bytes per slot and sizes the dense \
          entity array for all N.",
     );
     t
@@ -143,7 +149,7 @@ fn measured_words(w: usize, slots: usize, ents: &[u32]) -> (usize, usize) {
     by_words!(1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16)
 }
 
-/// The seed's whole grid (component 8 ..= 128 bytes by 8, utilisation 0.1 ..= 1.0) as the
+/// The article's whole grid (component 8 ..= 128 bytes by 8, utilisation 0.1 ..= 1.0) as the
 /// ratio of SparseSet's measured memory to Pool's (the linear + bitmask layout).
 fn ratio_table(rng: &mut Rng) -> Table {
     const N: usize = 1000;
@@ -179,7 +185,7 @@ fn ratio_table(rng: &mut Rng) -> Table {
     }
     t.note(
         "Both sides are measured with memory_usage(). The parenthesised ratios compare \
-         component sizes and mean little here; the cell values are the comparison. As in the seed, the sparse set loses for small components \
+         component sizes and mean little here; the cell values are the comparison. As in the article, the sparse set loses for small components \
          and dense utilisation, and wins for large components used by few entities.",
     );
     t

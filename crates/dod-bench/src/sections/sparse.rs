@@ -1,6 +1,7 @@
-//! `sparse`: `SparseSet` against its peers. The seed's removal table (every removal strategy,
-//! three orders, three sizes), add / iterate / random get at 100 % and 10 % utilisation of the
-//! entity space, the page-size sweep behind `DEFAULT_PAGE_SIZE`, and joins.
+//! `sparse`: `SparseSet` against its peers. The component-storage article's removal table
+//! (every removal strategy, three orders, three sizes), add / iterate / random get at 100 % and
+//! 10 % utilisation of the entity space, the page-size sweep behind `DEFAULT_PAGE_SIZE`, and
+//! joins.
 
 use crate::floors::SoaSet;
 use crate::harness::{measure, per_elem, progress, time, Cell, Config, Rng, Sampler, Table};
@@ -11,7 +12,7 @@ use rustc_hash::{FxBuildHasher, FxHashMap};
 use std::hint::black_box;
 use std::time::Duration;
 
-/// The component: 8 bytes, like the seed's smallest row.
+/// The component: 8 bytes, like the smallest row of the component-storage article's tables.
 type V = u64;
 
 /// The row of SparseSet's layout with nothing but swap-remove: the floor of its design.
@@ -239,7 +240,8 @@ const REMOVERS: &[Remover] = &[
     },
 ];
 
-/// The seed's removal table: µs to remove all N entities, per strategy and order.
+/// The component-storage article's removal table: µs to remove all N entities, per strategy and
+/// order.
 fn removal(cfg: &Config) -> Table {
     let sizes: [usize; 3] = if cfg.quick {
         [1_000, 10_000, 25_000]
@@ -255,7 +257,7 @@ fn removal(cfg: &Config) -> Table {
     let cols: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut t = Table::new(
         "sparse",
-        "SparseSet removal: remove all N entities (the seed's table)",
+        "SparseSet removal: remove all N entities (the component-storage article's table)",
         "µs to remove every entity",
     )
     .columns(&cols);
@@ -378,7 +380,7 @@ fn removal(cfg: &Config) -> Table {
          layout accounts for in this run."
     ));
     t.note(
-        "The seed (C#, its machine): RemoveAndSwapBack 42 / 295 / 692 µs and List 57 ms / 5.8 s \
+        "The component-storage article (C#, its machine): swap-back removal 42 / 295 / 692 µs and order-keeping removal 57 ms / 5.8 s \
          / 37 s for 10k / 100k / 250k in Linear order. Entities are inserted in ascending order, \
          so Linear removes the first dense entry each time.",
     );
@@ -494,7 +496,7 @@ impl Store for Dense {
     }
 }
 
-/// The seed's holey linear storage.
+/// Holey linear storage: a slot per entity index, `None` where it has no component.
 struct Holey(Vec<Option<V>>);
 
 impl Store for Holey {

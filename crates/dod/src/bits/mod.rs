@@ -6,9 +6,9 @@
 //!
 //! - `words: Vec<u64>`: bit `j` of word `w` is index `64 * w + j` (least significant bit
 //!   first, on every platform). The vector may be longer than the universe needs (its
-//!   *capacity*); every bit at or past the universe is zero (the seed's padding bits).
+//!   *capacity*); every bit at or past the universe is zero (padding bits).
 //! - Two *summaries* of the words, each a stack of layers in which one bit stands for 64 bits
-//!   of the layer below (the seed's cascading hierarchy):
+//!   of the layer below (a cascading hierarchy):
 //!   - `any`: bit `w` of its first layer is set iff `words[w] != 0`. Walking a sparse set skips
 //!     64 empty words per clear summary bit, 4 096 per clear bit of the next layer, and so on;
 //!     [`BitSet::first`] and [`BitSet::last`] descend it from either side.

@@ -6,7 +6,7 @@
 //!
 //! - `values: Vec<T>`, the *dense* items, packed with no holes. Systems iterate this slice.
 //! - `links: Vec<u32>`, parallel to `values`: the slot of each item (the dense → sparse
-//!   back-link, the seed's "meta" set), so that removing by swap-and-pop is O(1).
+//!   back-link), so that removing by swap-and-pop is O(1).
 //! - `slots: Vec<Slot>`, the *sparse* side that handles index: a [`Tag`] per slot (the
 //!   generational slot rules of [`crate::slot`]) and an `idx`. An occupied slot's `idx` is the
 //!   dense position of its item; a vacant slot's is the next vacant slot, forming the embedded
@@ -538,7 +538,7 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     /// Inserts every value of `values`, reserving room once, and returns their handles in
-    /// order (the seed's batch emplace). O(n) amortised.
+    /// order (a batch emplace). O(n) amortised.
     ///
     /// # Panics
     ///
@@ -667,7 +667,7 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     /// The dense position of the value of `key`: where it is in [`values`](HandleMap::values)
-    /// right now (the seed's `getInnerIndex`). Positions change when values are removed or
+    /// right now (its inner index). Positions change when values are removed or
     /// sorted; handles do not. O(1).
     ///
     /// ```
@@ -725,7 +725,7 @@ impl<T, K: Key> HandleMap<T, K> {
         Some(value)
     }
 
-    /// Removes the values of all `keys` (the seed's batch erase) and returns how many were
+    /// Removes the values of all `keys` (a batch erase) and returns how many were
     /// really removed: stale and repeated keys are skipped. O(keys.len()).
     ///
     /// ```
@@ -842,12 +842,12 @@ impl<T, K: Key> HandleMap<T, K> {
     /// Removes every value the fast way: the slots are forgotten in O(1) (apart from dropping
     /// the values), and still no outstanding handle resolves afterwards.
     ///
-    /// Unlike the seed's reset, which lets old handles validate again, the map raises a
-    /// generation watermark: slots made after the reset start above every generation handed out
-    /// before it, and slot indices start again from 0. Each reset spends generations (a new
-    /// slot is good for 65 535 minus its starting generation uses), so once the watermark would
-    /// pass 32 767, `reset` does what [`clear`](HandleMap::clear) does instead, in O(len), and
-    /// every slot keeps its own generation.
+    /// Unlike a reset that rewinds every slot's generation, which lets old handles validate
+    /// again, the map raises a generation watermark: slots made after the reset start above
+    /// every generation handed out before it, and slot indices start again from 0. Each reset
+    /// spends generations (a new slot is good for 65 535 minus its starting generation uses),
+    /// so once the watermark would pass 32 767, `reset` does what [`clear`](HandleMap::clear)
+    /// does instead, in O(len), and every slot keeps its own generation.
     ///
     /// ```
     /// let mut map = dod::HandleMap::new();

@@ -85,7 +85,8 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     }
 
     /// The entities present in both sets, as `(entity, &mut a, &b)`: the join that lets one
-    /// system write its own data while reading another's (the seed's bone -> node copy).
+    /// system write its own data while reading another's (copying animated bones to their
+    /// scene-graph nodes, say).
     ///
     /// Driven from the smaller set like [`join`](Self::join), in that set's dense order, and
     /// pairing entries by the same rule of tags.

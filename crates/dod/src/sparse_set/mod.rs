@@ -43,8 +43,8 @@
 //! every [`Key`] (such as [`Handle`](crate::Handle) or a type declared with
 //! [`new_handle_type!`](crate::new_handle_type)). One set type serves both styles:
 //!
-//! - a `u32` names the *slot*: lookups by `u32` check only the index, as in the seed's hot-path
-//!   storage where liveness is checked by the layer above;
+//! - a `u32` names the *slot*: lookups by `u32` check only the index, as a hot-path storage does
+//!   where liveness is checked by the layer above;
 //! - a `Key` names the slot *for one entity*: its [tag](Key::tag) (generation and type id) is
 //!   stored in the sparse slot on insertion, and every lookup by key compares it, so
 //!   `contains(stale_key)` is `false` without touching the dense arrays (EnTT keeps the entity
@@ -450,7 +450,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.values.capacity().min(self.entities.capacity())
     }
 
-    /// The dense array of values, in dense order (the seed's `All()`).
+    /// The dense array of values, in dense order.
     ///
     /// While removals are pending (see [`defer_remove`](Self::defer_remove)) the slice still
     /// holds their values, at the positions where [`entities`](Self::indices) shows
@@ -516,7 +516,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     }
 
     /// The dense array of entity indices, position for position with
-    /// [`values`](Self::values) (the seed's `AllEntities()`); a deferred removal shows as
+    /// [`values`](Self::values); a deferred removal shows as
     /// [`TOMBSTONE`] until [`compact`](Self::compact).
     ///
     /// O(1).
@@ -620,7 +620,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         }
     }
 
-    /// `true` if the set holds `e` (the seed's `Has`). A [`Key`] must also match the tag
+    /// `true` if the set holds `e`. A [`Key`] must also match the tag
     /// (generation and type id) it was inserted with; the check reads the sparse slot only.
     ///
     /// O(1).
@@ -639,7 +639,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.position(e).is_some()
     }
 
-    /// The value of `e`, if the set holds it (the seed's `Ref`).
+    /// The value of `e`, if the set holds it.
     ///
     /// O(1).
     ///
@@ -713,7 +713,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.values.get_disjoint_mut(positions).ok()
     }
 
-    /// Inserts `value` for `e` (the seed's `Add`) and returns the value it replaces.
+    /// Inserts `value` for `e` and returns the value it replaces.
     ///
     /// If the set holds the index, its value is replaced in place (its position does not
     /// change) and the old value is returned; a new entity goes to the end of the dense

@@ -6,8 +6,8 @@ use super::{
 use alloc::vec::Vec;
 
 impl<T, const PAGE: usize> SparseSet<T, PAGE> {
-    /// Removes `e` and returns its value; the **last** entry moves into the hole (the seed's
-    /// `RemoveAndSwapBack`). The order of the other entries is kept except for that one move.
+    /// Removes `e` and returns its value; the **last** entry moves into the hole
+    /// (swap-and-pop). The order of the other entries is kept except for that one move.
     ///
     /// O(1).
     ///
@@ -43,7 +43,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     }
 
     /// Removes `e` and returns its value, shifting every later entry one place left: the order
-    /// of the others is kept (the seed's `List` removal).
+    /// of the others is kept.
     ///
     /// O(n): every later entry moves and its sparse slot is rewritten. To remove many entries
     /// while keeping order, use [`retain`](Self::retain), [`remove_many`](Self::remove_many) or
@@ -75,8 +75,8 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// Removes `e` now and leaves a tombstone in its place: `contains`, `get`, `len` and every
     /// iterator forget it at once, while the dense arrays keep its position (shown as
     /// [`TOMBSTONE`] in [`entities`](Self::indices)) and its value until
-    /// [`compact`](Self::compact), which closes every hole in one order-preserving pass (the
-    /// seed's deferred compaction). Returns `false` if the set did not hold `e`.
+    /// [`compact`](Self::compact), which closes every hole in one order-preserving pass
+    /// (deferred compaction). Returns `false` if the set did not hold `e`.
     ///
     /// The order of the other entries never changes. Operations that reorder
     /// (`sort_*`, `sort_as`, `retain`, `remove_many`) compact first; `insert` appends after the
