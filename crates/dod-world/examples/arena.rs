@@ -2,7 +2,7 @@
 //!
 //! Each frame, objects move (one query), age, and expire; systems record despawns and new
 //! spawns in `Commands` while the world is shared, and the world applies them after. The
-//! subsets "bullets AND lasers" and "enemies AND NOT tanks", are
+//! subsets "bullets AND lasers" and "enemies AND NOT tanks" are
 //! queries over tag components (`Bullet`, `Laser`, ...), stored as bits beside each other, so
 //! no mask is kept in step by hand: despawning an entity clears its tags. Every frame checks
 //! both subsets against each object's own record of its kinds.

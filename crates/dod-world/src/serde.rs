@@ -1,16 +1,15 @@
 //! Saving and loading a world (feature `serde`).
 //!
-//! Component types are registered for saving under a name
-//! ([`World::register_saved`]); a saved world holds its entity allocator (every slot's
-//! generation, the free queue in order, `min_free`, the world id), the saved components of
-//! every entity, and the per-entity data. After a load every saved [`Entity`] names the same
-//! entity, every stale one stays stale, and the next spawns return what they would have.
-//! Entities reserved and not yet flushed ([`World::reserve_entity`], [`Commands::spawn`]) are
-//! saved alive with no components, as the next flush makes them, so a reserved id held across
-//! a save names the same entity after the load. Commands that insert hooks left waiting (after
-//! an insert through a view, see [`World::on_insert`]) are not in a save: saving takes
-//! `&World` and cannot apply them, so call [`World::flush`] before saving to include their
-//! effects.
+//! Component types are registered for saving under a name ([`World::register_saved`]); a saved
+//! world holds its entity allocator (every slot's generation, the free queue in order,
+//! `min_free`, the world id), the saved components of every entity, and the per-entity data.
+//! After a load every saved [`Entity`] names the same entity, every stale one stays stale, and
+//! the next spawns return what they would have. Entities reserved and not yet flushed
+//! ([`World::reserve_entity`], [`Commands::spawn`]) are saved alive with no components, as the
+//! next flush makes them, so a reserved id held across a save names the same entity after the
+//! load. Commands that hooks left waiting (see [`World::flush`]) are not in a save: saving
+//! takes `&World` and cannot apply them, so call [`World::flush`] before saving to include
+//! their effects.
 //!
 //! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
@@ -74,11 +73,10 @@ impl SavedTypes {
 
 impl World {
     /// Registers `T` for saving under `name`: [`Serialize`] writes every entity's `T`, and
-    /// [`load`](World::load) reads it back. Types not registered are neither saved nor kept
-    /// by a load. Entities reserved and not yet flushed are saved alive with no components,
-    /// as the next flush makes them; commands that insert hooks left waiting (after an insert
-    /// through a view) are not saved, since saving takes `&World`: call
-    /// [`flush`](World::flush) before saving to include them.
+    /// [`load`](World::load) reads it back. Types not registered are neither saved nor kept by
+    /// a load. Entities reserved and not yet flushed are saved alive with no components, as the
+    /// next flush makes them; commands that hooks left waiting (see [`flush`](World::flush))
+    /// are not saved, since saving takes `&World`: call `flush` before saving to include them.
     ///
     /// # Panics
     ///

@@ -2,10 +2,10 @@
 //!
 //! A component type `T` lives in a [`Storage<T>`]: a [`dod::SparseSet<T>`] keyed by entity
 //! index (dense values, walked like a slice), or, for a *tag* (a zero-sized type with no drop
-//! glue: `struct Enemy;`), a [`dod::BitSet`] of entity indices alone. Storages hold components
-//! of live entities only: the world checks liveness once, at its entry points, and removes
-//! every component of an entity that it despawns, so the storages need no check of their own
-//! (no liveness check in the hot path).
+//! glue: `struct Enemy;`) that is neither tracked nor in an owning group, a [`dod::BitSet`] of
+//! entity indices alone. Storages hold components of live entities only: the world checks
+//! liveness once, at its entry points, and removes every component of an entity that it
+//! despawns, so the storages need no check of their own.
 //!
 //! Storages are type-erased behind [`AnyStorage`] in a [`Column`], with an atomic borrow flag
 //! for the shared form of queries ([`Shared`](crate::Shared)).

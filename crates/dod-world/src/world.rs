@@ -65,7 +65,7 @@ pub const DEFAULT_MIN_FREE: u32 = 1024;
 /// - **Components** are any `'static + Send + Sync` values, one storage per type: a
 ///   [`dod::SparseSet`] keyed by entity index, or, for a tag (a zero-sized type with no drop
 ///   glue), a [`dod::BitSet`] (a tag that is tracked or in an owning group is kept in a sparse
-///   set too, whose positions its change stamps and the group's order need). Liveness is
+///   set instead, since change stamps and a group's order need dense positions). Liveness is
 ///   checked once, where an entity enters the world's API; storages never hold a dead
 ///   entity's component.
 /// - **Queries** ([`query`](World::query)) drive from the smallest storage they need;
@@ -448,8 +448,10 @@ impl World {
         self.entities.reserve()
     }
 
-    /// Makes every reserved entity alive, with no component. Every structural change does it
-    /// first; call it to make reserved entities visible to `&self` methods. O(reserved).
+    /// Makes every reserved entity alive, with no component, and applies the commands that
+    /// hooks left waiting (see [`on_insert`](World::on_insert)). Every structural change does it
+    /// first; call it to make reserved entities visible to `&self` methods, or before saving.
+    /// O(reserved), plus the waiting commands.
     ///
     /// ```
     /// let mut world = dod_world::World::new();

@@ -1,6 +1,6 @@
 //! Section `defrag`: reordering 100 000 items with every handle kept valid: the full sort, and
-//! the incremental defragment with a budget of 1 000 moves per call (the article's insertion
-//! sort took 32 538 ms on the shuffled set).
+//! the incremental defragment with a budget of 1 000 moves per call (the handle_map article's
+//! insertion sort took 32 538 ms on the shuffled set).
 
 use std::time::{Duration, Instant};
 
@@ -18,8 +18,8 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// The article's defragment: an insertion sort over the items (with its memmove shortcut),
-/// here on a plain `Vec` with no handle bookkeeping at all, which only flatters it.
+/// The handle_map article's defragment: an insertion sort over the items (with its memmove
+/// shortcut), here on a plain `Vec` with no handle bookkeeping at all, which only flatters it.
 fn insertion_sort(v: &mut [Item]) {
     for i in 1..v.len() {
         let tmp = v[i];
@@ -116,9 +116,10 @@ fn run(cfg: &Config) -> Vec<Table> {
         ));
     }
 
-    // The article's algorithm is quadratic: measure it on a tenth of the items and project.
+    // The handle_map article's algorithm is quadratic: measure it on a tenth of the items and
+    // project.
     let small = (n / 10).max(1);
-    progress("insertion sort (the article's defragment)");
+    progress("insertion sort (the handle_map article's defragment)");
     let mut cells = Vec::new();
     for (_, v) in inputs {
         let mut part: Vec<Item> = v
@@ -132,11 +133,11 @@ fn run(cfg: &Config) -> Vec<Table> {
         cells.push(Some(d.as_secs_f64() * 1e3 * scale));
     }
     t.row(
-        "insertion sort, the article's defragment (projected)",
+        "insertion sort, the handle_map article's defragment (projected)",
         cells,
     );
     t.note(format!(
-        "The insertion sort row is measured on {small} items and projected to {n} by n² (marked projected); the article measured 32 538 ms for its shuffled set."
+        "The insertion sort row is measured on {small} items and projected to {n} by n² (marked projected); the handle_map article measured 32 538 ms for its shuffled set."
     ));
     for line in calls_note {
         t.note(line);

@@ -105,24 +105,24 @@ fn small_table<const W: usize>(rng: &mut Rng) -> Table {
     }
     t.row("SparseSet (memory_usage, default page size)", ours);
     t.row(
-        "sparse set, article's formula 4·2·N + C·N·U",
+        "sparse set, component-storage article's formula 4·2·N + C·N·U",
         formula_sparse,
     );
     t.row("Pool (memory_usage)", pool);
     t.row(
-        "linear + bitmask, article's formula C·N + ⌈N/8⌉",
+        "linear + bitmask, component-storage article's formula C·N + ⌈N/8⌉",
         pool_formula,
     );
     t.row("Vec<Option<T>> (N · size_of)", holey);
     t.note(format!(
-        "Pool keeps the article's linear + bitmask layout plus a 4-byte generation tag per slot \
+        "Pool keeps the component-storage article's linear + bitmask layout plus a 4-byte generation tag per slot \
          (so a stale handle is refused) and the bit set's summary words. Default SparseSet page \
          size: {DEFAULT_PAGE_SIZE} slots."
     ));
     t.note(
         "SparseSet holds 8 bytes per sparse slot (position and generation, so a stale key is \
          rejected from the sparse array alone) for every slot of an allocated page, and 4 + C \
-         bytes per entity; the article's formula counts 4 bytes per slot and sizes the dense \
+         bytes per entity; the component-storage article's formula counts 4 bytes per slot and sizes the dense \
          entity array for all N.",
     );
     t
@@ -185,7 +185,7 @@ fn ratio_table(rng: &mut Rng) -> Table {
     }
     t.note(
         "Both sides are measured with memory_usage(). The parenthesised ratios compare \
-         component sizes and mean little here; the cell values are the comparison. As in the article, the sparse set loses for small components \
+         component sizes and mean little here; the cell values are the comparison. As in the component-storage article, the sparse set loses for small components \
          and dense utilisation, and wins for large components used by few entities.",
     );
     t

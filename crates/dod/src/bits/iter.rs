@@ -313,7 +313,7 @@ fn gather_word(gathered: &mut [u32; GATHERED], len: usize, base: u32, w: u64) ->
 /// [`BitSet::iter`](super::BitSet::iter), [`Bits::iter`] and `into_iter` on expressions.
 ///
 /// It caches the current word and takes one index per step with a trailing-zero count and a
-/// clear-lowest-bit: iteration by count-trailing-zeros.
+/// clear-lowest-bit.
 ///
 /// ```
 /// let s: dod::BitSet = [2, 3].into_iter().collect();

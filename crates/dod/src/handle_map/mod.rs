@@ -538,7 +538,7 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     /// Inserts every value of `values`, reserving room once, and returns their handles in
-    /// order (a batch emplace). O(n) amortised.
+    /// order. O(n) amortised.
     ///
     /// # Panics
     ///
@@ -667,8 +667,7 @@ impl<T, K: Key> HandleMap<T, K> {
     }
 
     /// The dense position of the value of `key`: where it is in [`values`](HandleMap::values)
-    /// right now (its inner index). Positions change when values are removed or
-    /// sorted; handles do not. O(1).
+    /// right now. Positions change when values are removed or sorted; handles do not. O(1).
     ///
     /// ```
     /// let mut map = dod::HandleMap::new();
@@ -725,8 +724,8 @@ impl<T, K: Key> HandleMap<T, K> {
         Some(value)
     }
 
-    /// Removes the values of all `keys` (a batch erase) and returns how many were
-    /// really removed: stale and repeated keys are skipped. O(keys.len()).
+    /// Removes the values of all `keys` and returns how many were really removed: stale and
+    /// repeated keys are skipped. O(keys.len()).
     ///
     /// ```
     /// let mut map = dod::HandleMap::new();
