@@ -32,8 +32,13 @@ pub trait Contender {
     const REMOVES: bool = true;
     /// How many items it can hold at most.
     const MAX_ITEMS: usize = usize::MAX;
+    /// Whether it can reserve room for its items (a `BTreeMap` cannot).
+    const RESERVES: bool = true;
     /// An empty container.
     fn new() -> Self;
+    /// An empty container with room for `n` items before it grows (where it has no such
+    /// thing, `RESERVES` is false and the column is not measured).
+    fn with_capacity(n: usize) -> Self;
     /// Inserts, returning the key.
     fn insert(&mut self, v: Item) -> Self::H;
     /// Looks up.
@@ -47,16 +52,19 @@ pub trait Contender {
 }
 
 macro_rules! slot_like {
-    ($ty:ty, $name:expr, $key:ty, $iter:ident) => {
-        slot_like!($ty, $name, $key, $iter, usize::MAX);
+    ($ty:ty, $name:expr, $key:ty, $iter:ident, $cap:path) => {
+        slot_like!($ty, $name, $key, $iter, $cap, usize::MAX);
     };
-    ($ty:ty, $name:expr, $key:ty, $iter:ident, $max:expr) => {
+    ($ty:ty, $name:expr, $key:ty, $iter:ident, $cap:path, $max:expr) => {
         impl Contender for $ty {
             type H = $key;
             const NAME: &'static str = $name;
             const MAX_ITEMS: usize = $max;
             fn new() -> Self {
                 <$ty>::default()
+            }
+            fn with_capacity(n: usize) -> Self {
+                $cap(n)
             }
             #[inline(always)]
             fn insert(&mut self, v: Item) -> $key {
@@ -80,21 +88,28 @@ macro_rules! slot_like {
     };
 }
 
-slot_like!(HandleMap<Item>, "dod::HandleMap", dod::Handle, dod_values);
+slot_like!(
+    HandleMap<Item>,
+    "dod::HandleMap",
+    dod::Handle,
+    dod_values,
+    HandleMap::with_capacity
+);
 slot_like!(
     HandleMap<Item, Handle32>,
     "dod::HandleMap<_, Handle32>",
     Handle32,
     dod_values,
+    HandleMap::with_capacity_and_key,
     65_535
 );
-slot_like!(slotmap::SlotMap<slotmap::DefaultKey, Item>, "slotmap::SlotMap", slotmap::DefaultKey, values);
+slot_like!(slotmap::SlotMap<slotmap::DefaultKey, Item>, "slotmap::SlotMap", slotmap::DefaultKey, values, slotmap::SlotMap::with_capacity_and_key);
 #[allow(deprecated)]
 mod hop {
     use super::*;
-    slot_like!(slotmap::HopSlotMap<slotmap::DefaultKey, Item>, "slotmap::HopSlotMap", slotmap::DefaultKey, values);
+    slot_like!(slotmap::HopSlotMap<slotmap::DefaultKey, Item>, "slotmap::HopSlotMap", slotmap::DefaultKey, values, slotmap::HopSlotMap::with_capacity_and_key);
 }
-slot_like!(slotmap::DenseSlotMap<slotmap::DefaultKey, Item>, "slotmap::DenseSlotMap", slotmap::DefaultKey, values);
+slot_like!(slotmap::DenseSlotMap<slotmap::DefaultKey, Item>, "slotmap::DenseSlotMap", slotmap::DefaultKey, values, slotmap::DenseSlotMap::with_capacity_and_key);
 
 /// `values()` as an iterator, so the macro can call HandleMap's dense slice like the others.
 trait DodValues {
@@ -118,7 +133,8 @@ slot_like!(
     ThreeArrays<Item>,
     "HandleMap's layout, stripped (floor)",
     (u32, u32),
-    dod_values
+    dod_values,
+    ThreeArrays::with_capacity
 );
 
 impl Contender for thunderdome::Arena<Item> {
@@ -126,6 +142,9 @@ impl Contender for thunderdome::Arena<Item> {
     const NAME: &'static str = "thunderdome::Arena";
     fn new() -> Self {
         thunderdome::Arena::new()
+    }
+    fn with_capacity(n: usize) -> Self {
+        thunderdome::Arena::with_capacity(n)
     }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> Self::H {
@@ -153,6 +172,9 @@ impl Contender for generational_arena::Arena<Item> {
     fn new() -> Self {
         generational_arena::Arena::new()
     }
+    fn with_capacity(n: usize) -> Self {
+        generational_arena::Arena::with_capacity(n)
+    }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> Self::H {
         generational_arena::Arena::insert(self, v)
@@ -178,6 +200,9 @@ impl Contender for slab::Slab<Item> {
     const NAME: &'static str = "slab::Slab";
     fn new() -> Self {
         slab::Slab::new()
+    }
+    fn with_capacity(n: usize) -> Self {
+        slab::Slab::with_capacity(n)
     }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> usize {
@@ -206,6 +231,9 @@ impl Contender for Vec<Item> {
     const REMOVES: bool = false;
     fn new() -> Self {
         Vec::new()
+    }
+    fn with_capacity(n: usize) -> Self {
+        Vec::with_capacity(n)
     }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> usize {
@@ -236,6 +264,9 @@ impl Contender for Vec<Box<Item>> {
     fn new() -> Self {
         Vec::new()
     }
+    fn with_capacity(n: usize) -> Self {
+        Vec::with_capacity(n)
+    }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> usize {
         self.push(Box::new(v));
@@ -259,12 +290,19 @@ impl Contender for Vec<Box<Item>> {
 
 /// A hash map from a counter: what a program without handles does.
 macro_rules! counter_map {
-    ($ty:ty, $name:expr, $key:ty, $val:ty, $wrap:expr, $unwrap:expr) => {
+    ($ty:ty, $name:expr, $key:ty, $val:ty, $wrap:expr, $unwrap:expr, $cap:expr) => {
         impl Contender for ($ty, $key) {
             type H = $key;
             const NAME: &'static str = $name;
+            const RESERVES: bool = $cap.is_some();
             fn new() -> Self {
                 (<$ty>::default(), 0)
+            }
+            fn with_capacity(n: usize) -> Self {
+                match $cap {
+                    Some(cap) => (cap(n), 0),
+                    None => Self::new(),
+                }
             }
             #[inline(always)]
             fn insert(&mut self, v: Item) -> $key {
@@ -304,12 +342,16 @@ fn unbox(v: &Box<Item>) -> &Item {
     v
 }
 
-counter_map!(HashMap<u64, Item>, "std HashMap<u64, T>", u64, Item, same, id);
-counter_map!(FxHashMap<u64, Item>, "FxHashMap<u64, T>", u64, Item, same, id);
-counter_map!(BTreeMap<u32, Box<Item>>, "BTreeMap<u32, Box<T>>", u32, Box<Item>, Box::new, unbox);
+counter_map!(HashMap<u64, Item>, "std HashMap<u64, T>", u64, Item, same, id, Some(HashMap::<u64, Item>::with_capacity));
+counter_map!(FxHashMap<u64, Item>, "FxHashMap<u64, T>", u64, Item, same, id, Some(fx_with_capacity));
+counter_map!(BTreeMap<u32, Box<Item>>, "BTreeMap<u32, Box<T>>", u32, Box<Item>, Box::new, unbox, None::<fn(usize) -> BTreeMap<u32, Box<Item>>>);
+
+fn fx_with_capacity(n: usize) -> FxHashMap<u64, Item> {
+    FxHashMap::with_capacity_and_hasher(n, Default::default())
+}
 
 /// The columns of the table, in order.
-pub const COLUMNS: [&str; 8] = [
+pub const COLUMNS: [&str; 9] = [
     "create",
     "iterate",
     "lookup (insertion order)",
@@ -318,6 +360,7 @@ pub const COLUMNS: [&str; 8] = [
     "churn",
     "iterate after churn (50 % removed)",
     "clear",
+    "create (capacity reserved)",
 ];
 
 /// The random sequences every contender replays, so all do the same work.
@@ -423,9 +466,20 @@ fn sampler<'w, C: Contender + 'static>(
             }
             time(|| c.sum()).0
         }),
-        _ => contender(name, move || {
+        7 => contender(name, move || {
             let (mut c, _) = filled::<C>(n);
             time(|| c.clear()).0
+        }),
+        // create into reserved capacity: nothing grows inside the timed loop
+        _ if !C::RESERVES => return None,
+        _ => contender(name, move || {
+            let mut c = C::with_capacity(n);
+            let (d, _) = time(|| {
+                for i in 0..n {
+                    c.insert(Item::new(i));
+                }
+            });
+            d
         }),
     })
 }
@@ -557,6 +611,19 @@ fn run(cfg: &Config) -> Vec<Table> {
     layout_floor(&mut t, dense, "remove all (random order)");
     target(&mut t, "churn", hm, dense, "churn", 0.6);
     layout_floor(&mut t, dense, "churn");
+    let reserved = "create (capacity reserved)";
+    if let Some(r) = t.ratio(hm, sm, reserved) {
+        t.note(format!(
+            "- {reserved}, no target (the targets are on create from empty): {hm} / {sm} = \
+             {r:.2}"
+        ));
+        layout_floor(&mut t, sm, reserved);
+    }
+    t.note(
+        "create: from a new, empty container, growing as it fills; create (capacity reserved): \
+         into one made with room for every item outside the timed loop, so that the column \
+         times the insertions without the allocator (BTreeMap has no capacity to reserve).",
+    );
     t.note(
         "HandleMap's layout, stripped (floor): dense items, the dense-to-sparse index beside \
          them and sparse slots of (generation, position) with FIFO reuse linked through the \

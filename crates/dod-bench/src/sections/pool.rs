@@ -1,7 +1,8 @@
 //! `pool`: dod's Pool against dod's HandleMap, slotmap's three maps, a `Vec<T>` floor and
 //! Pool's own layout stripped of everything but FIFO reuse (the floor of its design), on the
-//! handle-map workloads: N items of 16 bytes created, iterated, looked up in insertion and
-//! random order, removed in random order, churned, iterated with half removed, cleared.
+//! handle-map workloads: N items of 16 bytes created (from empty, and into reserved capacity),
+//! iterated, looked up in insertion and random order, removed in random order, churned,
+//! iterated with half removed, cleared.
 //!
 //! Each contender is a small [`Contender`] implementation, so a row is added by implementing
 //! the trait and listing it in [`run`].
@@ -20,7 +21,7 @@ use crate::harness::{contender, measure, per_elem, progress, time, Boxed, Config
 /// The item: 16 bytes.
 pub(crate) type Item = [u64; 2];
 
-const COLUMNS: [&str; 8] = [
+const COLUMNS: [&str; 9] = [
     "create",
     "iterate",
     "lookup (insertion order)",
@@ -29,6 +30,7 @@ const COLUMNS: [&str; 8] = [
     "churn",
     "iterate (50 % removed)",
     "clear",
+    "create (capacity reserved)",
 ];
 
 /// One row of the table: a container of [`Item`]s addressed by keys.
@@ -46,6 +48,8 @@ pub(crate) trait Contender {
     type Key: Copy;
 
     fn new() -> Self;
+    /// An empty container with room for `n` items before it grows.
+    fn with_capacity(n: usize) -> Self;
     fn insert(&mut self, v: Item) -> Self::Key;
     fn get(&self, k: Self::Key) -> Option<&Item>;
     fn remove(&mut self, k: Self::Key) -> Option<Item>;
@@ -65,6 +69,9 @@ impl<K: dod::Key> Contender for Pool<Item, K> {
 
     fn new() -> Self {
         Pool::with_key()
+    }
+    fn with_capacity(n: usize) -> Self {
+        Pool::with_capacity_and_key(n)
     }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> K {
@@ -93,6 +100,9 @@ impl Contender for HandleMap<Item> {
 
     fn new() -> Self {
         HandleMap::new()
+    }
+    fn with_capacity(n: usize) -> Self {
+        HandleMap::with_capacity(n)
     }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> Handle {
@@ -123,6 +133,9 @@ impl Contender for Vec<Item> {
     fn new() -> Self {
         Vec::new()
     }
+    fn with_capacity(n: usize) -> Self {
+        Vec::with_capacity(n)
+    }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> usize {
         self.push(v);
@@ -151,6 +164,9 @@ impl Contender for FifoPool<Item> {
 
     fn new() -> Self {
         FifoPool::new()
+    }
+    fn with_capacity(n: usize) -> Self {
+        FifoPool::with_capacity(n)
     }
     #[inline(always)]
     fn insert(&mut self, v: Item) -> (u32, u32) {
@@ -185,6 +201,9 @@ macro_rules! slotmap_contender {
 
             fn new() -> Self {
                 $ty::with_key()
+            }
+            fn with_capacity(n: usize) -> Self {
+                $ty::with_capacity_and_key(n)
             }
             #[inline(always)]
             fn insert(&mut self, v: Item) -> DefaultKey {
@@ -290,10 +309,17 @@ fn sampler<C: Contender + 'static>(col: usize, o: &Orders) -> Option<Boxed<'_>> 
             }
             contender(name, move || time(|| c.sum()).0)
         }
-        _ => contender(name, move || {
+        7 => contender(name, move || {
             let (mut c, _) = filled::<C>(n);
             let d = time(|| c.clear()).0;
             black_box(&c);
+            d
+        }),
+        // create into reserved capacity, the keys too: nothing grows inside the timed loop
+        _ => contender(name, move || {
+            let (mut c, mut keys) = (C::with_capacity(n), Vec::with_capacity(n));
+            let d = time(|| keys.extend((0..n).map(|i| c.insert([i as u64, !(i as u64)])))).0;
+            black_box((&c, &keys));
             d
         }),
     })
@@ -369,8 +395,21 @@ fn table(cfg: &Config, n: usize) -> Table {
     for v in verdicts {
         t.note(v);
     }
+    let reserved = "create (capacity reserved)";
+    if let (Some(r), Some(f)) = (
+        t.ratio("dod::Pool", "slotmap::SlotMap", reserved),
+        t.ratio(FIFO_FLOOR, "slotmap::SlotMap", reserved),
+    ) {
+        t.note(format!(
+            "{reserved}: Pool / SlotMap = {r:.2}x (no target: the targets are on create from \
+             empty; the layout's floor: {f:.2}x)"
+        ));
+    }
     t.note(
-        "churn: N rounds of removing a random live item and inserting a new one. \
+        "create: from a new, empty container, growing as it fills; create (capacity \
+         reserved): into a container made with room for every item (made outside the timed \
+         loop), so that the column times the insertions without the allocator. churn: N \
+         rounds of removing a random live item and inserting a new one. \
          iterate (50 % removed): a random half of the items removed, ns per remaining item. \
          Pool<_, Handle32> holds at most 65 535 items (— above that). Pool's layout, \
          stripped (floor): slots that keep their items, a generation per slot, alive bits in \
