@@ -15,8 +15,10 @@ pub struct Config {
     pub n: Option<usize>,
     /// Small sizes and few repetitions: a smoke run.
     pub quick: bool,
-    /// Counted rounds of every [`measure`] call; the median is reported.
+    /// Counted rounds of every [`measure`] call, at least; the median is reported.
     pub reps: usize,
+    /// How long a column goes on adding rounds past `reps` (see [`set_min_time`]).
+    pub min_time: Duration,
     /// Seed of every random sequence, so runs are comparable.
     pub seed: u64,
 }
@@ -159,22 +161,55 @@ pub fn rotation(round: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| (round + k) % n)
 }
 
+/// How long [`measure`] goes on adding rounds to a column whose `reps` rounds were quick, in
+/// nanoseconds; 0 (the default, and `--quick`) adds none. See [`set_min_time`].
+static MIN_TIME_NS: AtomicU64 = AtomicU64::new(0);
+
+/// At most this many times `reps` rounds, however quick they are.
+pub const MAX_ROUNDS_FACTOR: usize = 5;
+
+/// Makes every later [`measure`] call keep adding rounds, past its `reps`, until its rounds
+/// (the warm-up one included) have taken `t` or it has run [`MAX_ROUNDS_FACTOR`] times `reps`
+/// rounds. A quick column gets more rounds for almost no time, and its median moves less from
+/// one run to the next; a slow one keeps `reps`.
+pub fn set_min_time(t: Duration) {
+    MIN_TIME_NS.store(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX), Relaxed);
+}
+
 /// The one way the report measures: one uncounted warm-up round (caches, allocator, lazy
 /// set-up), then `reps` rounds (at least one), each timing every contender once in the
-/// [`rotation`] of its round. Returns one [`Timing`] per contender, in the slice's order.
+/// [`rotation`] of its round, and more rounds while the column is under the time that
+/// [`set_min_time`] set (up to [`MAX_ROUNDS_FACTOR`] times `reps`). Every contender gets the same
+/// rounds. Returns one [`Timing`] per contender, in the slice's order.
 pub fn measure<C: Contender>(reps: usize, contenders: &mut [C]) -> Vec<Timing> {
+    measure_for(
+        reps,
+        Duration::from_nanos(MIN_TIME_NS.load(Relaxed)),
+        contenders,
+    )
+}
+
+/// [`measure`] with the time to fill given here rather than by [`set_min_time`].
+fn measure_for<C: Contender>(reps: usize, min_time: Duration, contenders: &mut [C]) -> Vec<Timing> {
     static GROUPS: AtomicU64 = AtomicU64::new(0);
     let group = GROUPS.fetch_add(1, Relaxed);
     let n = contenders.len();
     let reps = reps.max(1);
     let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); n];
-    for round in 0..=reps {
+    let start = Instant::now();
+    let mut round = 0;
+    loop {
         for i in rotation(round, n) {
             let d = contenders[i].sample();
             if round > 0 {
                 samples[i].push(d);
             }
         }
+        // `round` rounds counted so far.
+        if round >= reps && (round >= reps * MAX_ROUNDS_FACTOR || start.elapsed() >= min_time) {
+            break;
+        }
+        round += 1;
     }
     contenders
         .iter()
@@ -712,6 +747,29 @@ mod tests {
         assert_eq!(t[0].median, Duration::from_nanos(5));
         assert_eq!(t[1].median, Duration::from_nanos(30));
         assert_eq!(t[2].median, Duration::from_nanos(7));
+    }
+
+    /// With time to fill that the rounds never reach, a column runs `MAX_ROUNDS_FACTOR` times
+    /// `reps` rounds, every contender the same, in the rotation; with none, `reps` rounds.
+    #[test]
+    fn measure_adds_rounds_up_to_the_cap_while_there_is_time() {
+        for (min_time, rounds) in [
+            (Duration::ZERO, 3),
+            (Duration::from_secs(3600), 3 * MAX_ROUNDS_FACTOR),
+        ] {
+            let log = std::cell::RefCell::new(Vec::new());
+            let ns = [1u64; 64];
+            let mut cs = vec![fake("a", &log, &ns), fake("b", &log, &ns)];
+            let t = measure_for(3, min_time, &mut cs);
+            drop(cs);
+            assert!(t.iter().all(|t| t.rounds.len() == rounds));
+            let order = log.borrow().clone();
+            assert_eq!(order.len(), 2 * (rounds + 1));
+            for (r, pair) in order.chunks(2).enumerate() {
+                let want = if r % 2 == 0 { ["a", "b"] } else { ["b", "a"] };
+                assert_eq!(pair, want, "round {r}");
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! spread over the rounds.
 //!
 //! ```text
-//! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--unpinned]
+//! cargo run --release -p dod-bench -- [SECTION|all]... [--n N] [--quick] [--reps R] [--min-time MS] [--seed S] [--out DIR] [--unpinned]
 //! ```
 
 mod alloc_counter;
@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: dod-bench [SECTION|all]... [--n N] [--quick] [--reps R] [--seed S] [--out DIR] [--unpinned] [--list]
+usage: dod-bench [SECTION|all]... [--n N] [--quick] [--reps R] [--min-time MS] [--seed S] [--out DIR] [--unpinned] [--list]
 
 Prints markdown tables to stdout and writes report.md, results.json and an SVG chart
 per table to DIR
@@ -30,6 +30,9 @@ per table to DIR
   --quick    small sizes, 3 repetitions: a smoke run
   --reps R   rounds per column after one warm-up round; each round times every contender
              of the column once; the median is reported (default 7, quick 3)
+  --min-time MS
+             a column whose rounds took less goes on with more, up to 5 R rounds, so that
+             a quick column's median moves less between runs (default 250, quick 0)
   --seed S   seed of every random sequence (default 1)
   --unpinned leave glibc's mmap and trim thresholds to move as they do by default
              (by default the report fixes them, so that every contender allocates alike)
@@ -45,6 +48,7 @@ struct Args {
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut names = Vec::new();
     let (mut n, mut quick, mut reps, mut seed, mut out) = (None, false, None, 1u64, None);
+    let mut min_time = None;
     let mut unpinned = false;
     fn value<T: std::str::FromStr>(flag: &str, v: Option<String>) -> Result<T, String> {
         let v = v.ok_or_else(|| format!("{flag} needs a value"))?;
@@ -66,6 +70,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
             "--unpinned" => unpinned = true,
             "--n" => n = Some(value::<usize>("--n", args.next())?),
             "--reps" => reps = Some(value::<usize>("--reps", args.next())?),
+            "--min-time" => min_time = Some(value::<u64>("--min-time", args.next())?),
             "--seed" => seed = value::<u64>("--seed", args.next())?,
             "--out" => out = Some(PathBuf::from(value::<String>("--out", args.next())?)),
             s if s.starts_with('-') => return Err(format!("unknown option {s}\n\n{USAGE}")),
@@ -91,6 +96,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
         n,
         quick,
         reps: reps.unwrap_or(if quick { 3 } else { 7 }),
+        min_time: std::time::Duration::from_millis(min_time.unwrap_or(if quick { 0 } else { 250 })),
         seed,
     };
     let out = out.unwrap_or_else(|| {
@@ -167,6 +173,8 @@ fn write_report(
         "machine": machine(),
         "quick": config.quick,
         "reps": config.reps,
+        "min_time_ms": config.min_time.as_millis() as u64,
+        "max_rounds": config.reps * harness::MAX_ROUNDS_FACTOR,
         "seed": config.seed,
         "n": config.n,
         "allocator": allocator,
@@ -197,12 +205,22 @@ fn main() -> ExitCode {
     }
     let header = format!(
         "# dod comparison report\n\nMachine: {}. Date: {}. Rounds per cell: {} after one \
-         uncounted warm-up round; every round times each contender of a column once, in \
+         uncounted warm-up round{}; every round times each contender of a column once, in \
          turns; the median is reported. Spread: the lowest and highest over the rounds of a \
          cell's ratio to its column's best row in the same round. Allocator: {}. Seed: {}.{}\n",
         machine(),
         today(),
         args.config.reps,
+        if args.config.min_time.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", and more (up to {} in all) while a column's rounds have taken less than \
+                 {} ms",
+                args.config.reps * harness::MAX_ROUNDS_FACTOR,
+                args.config.min_time.as_millis()
+            )
+        },
         allocator,
         args.config.seed,
         if args.config.quick {
@@ -212,6 +230,7 @@ fn main() -> ExitCode {
         }
     );
     println!("{header}");
+    harness::set_min_time(args.config.min_time);
     harness::warm_up_allocator();
     let mut tables = Vec::new();
     let bar = harness::spinner();
@@ -268,6 +287,12 @@ mod tests {
         assert!(!a.unpinned);
         assert!(parse("pool --unpinned").unwrap().unwrap().unpinned);
         assert_eq!(a.sections.len(), sections::SECTIONS.len());
+        // Quick runs add no rounds; full ones fill 250 ms unless told otherwise.
+        assert!(a.config.min_time.is_zero());
+        let full = parse("pool").unwrap().unwrap();
+        assert_eq!(full.config.min_time, std::time::Duration::from_millis(250));
+        let told = parse("pool --min-time 40").unwrap().unwrap();
+        assert_eq!(told.config.min_time, std::time::Duration::from_millis(40));
     }
 
     #[test]

@@ -1868,6 +1868,7 @@ mod tests {
             n: Some(500),
             quick: true,
             reps: 1,
+            min_time: std::time::Duration::ZERO,
             seed: 3,
         };
         let plan = Plan::new(&cfg);
@@ -1899,6 +1900,7 @@ mod tests {
             n: Some(2000),
             quick: true,
             reps: 2,
+            min_time: std::time::Duration::ZERO,
             seed: 5,
         };
         let plan = Plan::new(&cfg);
@@ -1937,6 +1939,7 @@ mod tests {
             n: Some(1000),
             quick: true,
             reps: 2,
+            min_time: std::time::Duration::ZERO,
             seed: 1,
         };
         let plan = Plan::new(&cfg);
