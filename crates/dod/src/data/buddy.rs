@@ -14,6 +14,9 @@
 //! - **Split bits**: one bit per block of each order above 0, set while the block is split
 //!   into two halves.
 //!
+//! The bits of all orders live in two vectors, order after order (see [`Starts`]), so that a
+//! new allocator (a load, most of all) makes two allocations for them, not two per order.
+//!
 //! When no block is large enough the arena doubles: the old arena becomes the lower half of
 //! the new one.
 
@@ -56,14 +59,53 @@ pub(crate) struct Buddy {
     pub(crate) top: u8,
     heads: [u32; ORDERS],
     free_count: [u32; ORDERS],
-    /// `pairs[o]`: one bit per buddy pair of order `o < top`.
-    pairs: Vec<Vec<u64>>,
-    /// `splits[o]`: one bit per block of order `o >= 1` (index 0 unused).
-    splits: Vec<Vec<u64>>,
+    /// The pair bits, order after order: one bit per buddy pair of order `o < top`, in the
+    /// words from `starts.pairs[o]`.
+    pairs: Vec<u64>,
+    /// The split bits, order after order: one bit per block of order `o` (those of order 0
+    /// unused), in the words from `starts.splits[o]`.
+    splits: Vec<u64>,
+    /// Where each order's words start in `pairs` and `splits`: [`Starts::of`] `top`.
+    starts: Starts,
 }
 
-fn bits_for(n: usize) -> Vec<u64> {
-    vec![0; n.div_ceil(64)]
+/// Where the bits of each order start in the two bit vectors of an arena of order `top`:
+/// order `o` has `2^(top - o) / 2` pair bits and `2^(top - o)` split bits, each rounded up to
+/// whole words; entry `o + 1` is where order `o` ends (and, past `top`, the total).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Starts {
+    pairs: [u32; ORDERS + 1],
+    splits: [u32; ORDERS + 1],
+}
+
+impl Starts {
+    /// The layout of no arena: no words.
+    const EMPTY: Starts = Starts {
+        pairs: [0; ORDERS + 1],
+        splits: [0; ORDERS + 1],
+    };
+
+    /// The layout for an arena of order `top` (at most `MAX_ORDER`: 2^26 split bits of order
+    /// 0 make 2^20 words, and all orders together fewer than 2^22, so a `u32` holds them).
+    fn of(top: u8) -> Starts {
+        let mut s = Starts::EMPTY;
+        for o in 0..ORDERS {
+            let (pairs, splits) = if o <= usize::from(top) {
+                let blocks = 1usize << (usize::from(top) - o);
+                ((blocks / 2).div_ceil(64), blocks.div_ceil(64))
+            } else {
+                (0, 0)
+            };
+            s.pairs[o + 1] = s.pairs[o] + pairs as u32;
+            s.splits[o + 1] = s.splits[o] + splits as u32;
+        }
+        s
+    }
+
+    /// The words of every order: the lengths of the pair and split vectors.
+    fn totals(&self) -> (usize, usize) {
+        (self.pairs[ORDERS] as usize, self.splits[ORDERS] as usize)
+    }
 }
 
 #[inline]
@@ -85,6 +127,7 @@ impl Buddy {
             free_count: [0; ORDERS],
             pairs: Vec::new(),
             splits: Vec::new(),
+            starts: Starts::EMPTY,
         }
     }
 
@@ -111,15 +154,16 @@ impl Buddy {
 
     /// `arena` with cleared bits and empty free lists.
     fn bits_only(arena: Vec<u8>, top: u8) -> Self {
+        let starts = Starts::of(top);
+        let (pairs, splits) = starts.totals();
         Buddy {
             arena,
             top,
             heads: [NONE; ORDERS],
             free_count: [0; ORDERS],
-            pairs: (0..=top)
-                .map(|o| bits_for((1usize << (top - o)) / 2))
-                .collect(),
-            splits: (0..=top).map(|o| bits_for(1usize << (top - o))).collect(),
+            pairs: vec![0; pairs],
+            splits: vec![0; splits],
+            starts,
         }
     }
 
@@ -152,14 +196,14 @@ impl Buddy {
     /// Flips the pair bit of the block at `off` of order `o < top`; the new bit.
     fn toggle_pair(&mut self, off: u32, o: u8) -> bool {
         let pair = (off as usize >> (MIN_SHIFT + u32::from(o))) >> 1;
-        let w = &mut self.pairs[o as usize][pair / 64];
+        let w = &mut self.pairs[self.starts.pairs[o as usize] as usize + pair / 64];
         *w ^= 1 << (pair % 64);
         *w & (1 << (pair % 64)) != 0
     }
 
     fn set_split(&mut self, off: u32, o: u8, split: bool) {
         let i = off as usize >> (MIN_SHIFT + u32::from(o));
-        let w = &mut self.splits[o as usize][i / 64];
+        let w = &mut self.splits[self.starts.splits[o as usize] as usize + i / 64];
         if split {
             *w |= 1 << (i % 64);
         } else {
@@ -170,7 +214,7 @@ impl Buddy {
     /// Whether the block at `off` of order `o >= 1` is split.
     fn is_split(&self, off: u32, o: u8) -> bool {
         let i = off as usize >> (MIN_SHIFT + u32::from(o));
-        self.splits[o as usize][i / 64] & (1 << (i % 64)) != 0
+        self.splits[self.starts.splits[o as usize] as usize + i / 64] & (1 << (i % 64)) != 0
     }
 
     /// A block of order `order`; the arena doubles as often as needed.
@@ -248,49 +292,33 @@ impl Buddy {
         }
         let top = old + 1;
         let half = block_size(old) as u32;
-        // Everything the growth needs is reserved first, so that it cannot fail half-way.
+        // Everything the growth needs is allocated first, so that it cannot fail half-way.
         let oom = |_| AllocError::OutOfMemory;
         self.arena
             .try_reserve_exact(block_size(top) - self.arena.len())
             .map_err(oom)?;
-        for o in 0..=top {
-            let pairs = ((1usize << (top - o)) / 2).div_ceil(64);
-            let splits = (1usize << (top - o)).div_ceil(64);
-            match (
-                self.pairs.get_mut(o as usize),
-                self.splits.get_mut(o as usize),
-            ) {
-                (Some(p), Some(s)) => {
-                    p.try_reserve_exact(pairs.saturating_sub(p.len()))
-                        .map_err(oom)?;
-                    s.try_reserve_exact(splits.saturating_sub(s.len()))
-                        .map_err(oom)?;
-                }
-                _ => {
-                    self.pairs.try_reserve(1).map_err(oom)?;
-                    self.splits.try_reserve(1).map_err(oom)?;
-                }
-            }
+        let starts = Starts::of(top);
+        let (pair_words, split_words) = starts.totals();
+        let (mut pairs, mut splits) = (Vec::new(), Vec::new());
+        pairs.try_reserve_exact(pair_words).map_err(oom)?;
+        splits.try_reserve_exact(split_words).map_err(oom)?;
+        // Reserved above: no allocation.
+        pairs.resize(pair_words, 0);
+        splits.resize(split_words, 0);
+        // The old arena is the lower half of the new one: a block keeps its index within its
+        // order, so each order's old words are the first of its new ones, and the rest (the
+        // upper half's blocks, and the new top order) start clear.
+        for o in 0..=usize::from(old) {
+            let (from, to) = (self.starts.pairs[o] as usize, starts.pairs[o] as usize);
+            let n = self.starts.pairs[o + 1] as usize - from;
+            pairs[to..to + n].copy_from_slice(&self.pairs[from..from + n]);
+            let (from, to) = (self.starts.splits[o] as usize, starts.splits[o] as usize);
+            let n = self.starts.splits[o + 1] as usize - from;
+            splits[to..to + n].copy_from_slice(&self.splits[from..from + n]);
         }
-        let mut fresh: (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
-        fresh.0.try_reserve_exact(1).map_err(oom)?;
-        fresh.1.try_reserve_exact(1).map_err(oom)?;
         self.arena.resize(block_size(top), 0);
         self.top = top;
-        for o in 0..=top {
-            let pairs = ((1usize << (top - o)) / 2).div_ceil(64);
-            let splits = (1usize << (top - o)).div_ceil(64);
-            if let Some(p) = self.pairs.get_mut(o as usize) {
-                p.resize(pairs, 0);
-                self.splits[o as usize].resize(splits, 0);
-            } else {
-                // The new top order: one block, no pair; its vectors were reserved above.
-                fresh.0.resize(pairs, 0);
-                fresh.1.resize(splits, 0);
-                self.pairs.push(core::mem::take(&mut fresh.0));
-                self.splits.push(core::mem::take(&mut fresh.1));
-            }
-        }
+        (self.pairs, self.splits, self.starts) = (pairs, splits, starts);
         if self.heads[old as usize] == 0 {
             // The whole old arena was free: the new one is a single free block.
             self.unlink(0, old);
@@ -310,9 +338,8 @@ impl Buddy {
             return;
         }
         self.arena.fill(0);
-        for bits in self.pairs.iter_mut().chain(&mut self.splits) {
-            bits.fill(0);
-        }
+        self.pairs.fill(0);
+        self.splits.fill(0);
         self.heads = [NONE; ORDERS];
         self.free_count = [0; ORDERS];
         self.push_free(0, self.top);
@@ -335,13 +362,7 @@ impl Buddy {
 
     /// Heap bytes of the allocator (arena and bits).
     pub(crate) fn memory_usage(&self) -> usize {
-        self.arena.capacity()
-            + 8 * self
-                .pairs
-                .iter()
-                .chain(&self.splits)
-                .map(Vec::capacity)
-                .sum::<usize>()
+        self.arena.capacity() + 8 * (self.pairs.capacity() + self.splits.capacity())
     }
 
     /// The allocator state of `arena` (of order `top`) whose allocated blocks are `blocks`:
@@ -455,7 +476,8 @@ impl Buddy {
             for pair in 0..(1usize << (self.top - o)) / 2 {
                 let a = (pair * 2 * block_size(o)) as u32;
                 let b = a + block_size(o) as u32;
-                let bit = self.pairs[o as usize][pair / 64] & (1 << (pair % 64)) != 0;
+                let word = self.pairs[self.starts.pairs[o as usize] as usize + pair / 64];
+                let bit = word & (1 << (pair % 64)) != 0;
                 let parent_split = self.is_split(a, o + 1);
                 if parent_split {
                     assert_eq!(bit, is_free(a, o) ^ is_free(b, o), "pair bit {a} order {o}");
@@ -508,6 +530,7 @@ mod tests {
         assert_eq!(a.top, b.top);
         assert_eq!(a.heads, b.heads, "free-list heads");
         assert_eq!(a.free_count, b.free_count);
+        assert_eq!(a.starts, b.starts, "bit layout");
         assert_eq!(a.pairs, b.pairs, "pair bits");
         assert_eq!(a.splits, b.splits, "split bits");
         assert!(a.arena == b.arena, "arena bytes (free-list links)");
@@ -602,6 +625,11 @@ mod tests {
                 let r = Buddy::rebuild(b.arena.clone(), b.top, &sorted).unwrap();
                 r.check(&used);
                 assert_eq!(r.free_bytes(), b.free_bytes());
+                // The bits follow from which blocks are free, however the allocator got
+                // there: the ones carried through every growth equal the rebuilt ones.
+                assert_eq!(r.starts, b.starts);
+                assert_eq!(r.pairs, b.pairs, "pair bits at step {step}");
+                assert_eq!(r.splits, b.splits, "split bits at step {step}");
             }
         }
         for (off, o) in used.drain(..) {
