@@ -206,7 +206,8 @@ fn measure_for<C: Contender>(reps: usize, min_time: Duration, contenders: &mut [
             }
         }
         // `round` rounds counted so far.
-        if round >= reps && (round >= reps * MAX_ROUNDS_FACTOR || start.elapsed() >= min_time) {
+        let cap = reps.saturating_mul(MAX_ROUNDS_FACTOR);
+        if round >= reps && (round >= cap || start.elapsed() >= min_time) {
             break;
         }
         round += 1;

@@ -174,7 +174,7 @@ fn write_report(
         "quick": config.quick,
         "reps": config.reps,
         "min_time_ms": config.min_time.as_millis() as u64,
-        "max_rounds": config.reps * harness::MAX_ROUNDS_FACTOR,
+        "max_rounds": config.reps.saturating_mul(harness::MAX_ROUNDS_FACTOR),
         "seed": config.seed,
         "n": config.n,
         "allocator": allocator,
@@ -217,7 +217,7 @@ fn main() -> ExitCode {
             format!(
                 ", and more (up to {} in all) while a column's rounds have taken less than \
                  {} ms",
-                args.config.reps * harness::MAX_ROUNDS_FACTOR,
+                args.config.reps.saturating_mul(harness::MAX_ROUNDS_FACTOR),
                 args.config.min_time.as_millis()
             )
         },
