@@ -1137,6 +1137,27 @@ impl BitSet {
         self.universe = universe;
     }
 
+    /// Makes room for the indices below `universe` (at most the bound) without growing the
+    /// universe, so that growing it that far later allocates nothing: the words past the
+    /// universe are zero and summarised, as after a growth. For a pool reserving the flags of
+    /// the slots it reserves. On an error nothing changed.
+    pub(crate) fn try_reserve_universe(&mut self, universe: usize) -> Result<(), TryReserveError> {
+        let need = words_for(universe.min(self.bound()));
+        if need > self.words.len() {
+            self.try_grow_words(need)?;
+        }
+        Ok(())
+    }
+
+    /// [`try_reserve_universe`](BitSet::try_reserve_universe), aborting as `grow` does if the
+    /// memory cannot be had.
+    pub(crate) fn reserve_universe(&mut self, universe: usize) {
+        let need = words_for(universe.min(self.bound()));
+        if need > self.words.len() && self.try_grow_words(need).is_err() {
+            alloc_failed(need);
+        }
+    }
+
     /// Grows the universe to `universe` like [`grow`](BitSet::grow), but returns an error
     /// instead of panicking or aborting: [`GrowError::AboveMax`] without allocating if
     /// `universe` would hold an index above [`max_index`](BitSet::max_index), and

@@ -532,6 +532,9 @@ impl<T, K: Key> Pool<T, K> {
     /// O(1) with [`Reuse::Fifo`]; O(n / 64) with [`Reuse::LowestFirst`] once a slot has
     /// retired; O(n) when it reallocates.
     ///
+    /// The slots and their alive flags are reserved together, so that filling the capacity
+    /// allocates nothing.
+    ///
     /// ```
     /// let mut pool = dod::Pool::<u8>::new();
     /// pool.reserve(10);
@@ -539,12 +542,12 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     pub fn reserve(&mut self, additional: usize) {
         self.slots.reserve(self.new_slots_for(additional));
+        self.reserve_flags();
     }
 
     /// [`reserve`](Pool::reserve), or an error if the capacity would overflow or the
-    /// allocator refuses; the pool is unchanged then. Complexity as `reserve`. As `reserve`,
-    /// it reserves the slots: the alive flags, a bit per slot, grow with them a word per 64
-    /// slots.
+    /// allocator refuses. On an error the pool holds the same items, keys and holes, and may
+    /// have more room for slots than before. Complexity as `reserve`.
     ///
     /// ```
     /// let mut pool = dod::Pool::<u8>::new();
@@ -553,7 +556,23 @@ impl<T, K: Key> Pool<T, K> {
     /// assert!(pool.try_reserve(usize::MAX).is_err());
     /// ```
     pub fn try_reserve(&mut self, additional: usize) -> Result<(), TryReserveError> {
-        self.slots.try_reserve(self.new_slots_for(additional))
+        self.slots.try_reserve(self.new_slots_for(additional))?;
+        let slots = self.slots.capacity();
+        self.alive.try_reserve_universe(slots)?;
+        if let Some(b) = &mut self.blocked {
+            b.try_reserve_universe(slots)?;
+        }
+        Ok(())
+    }
+
+    /// Makes room in the alive flags (and `blocked`) for every slot the capacity holds, so
+    /// that appending slots up to it allocates nothing.
+    fn reserve_flags(&mut self) {
+        let slots = self.slots.capacity();
+        self.alive.reserve_universe(slots);
+        if let Some(b) = &mut self.blocked {
+            b.reserve_universe(slots);
+        }
     }
 
     /// How many slots past the existing ones `additional` more items need.
@@ -1713,6 +1732,28 @@ mod tests {
     fn index_panics_out_of_range() {
         let p: Pool<u8> = Pool::new();
         let _ = p[Handle::new(3, 1, 0).unwrap()];
+    }
+
+    /// `with_capacity` and `try_reserve` reserve the alive flags with the slots: filling the
+    /// room they made does not grow the pool's memory.
+    #[test]
+    fn filling_the_reserved_capacity_allocates_nothing() {
+        for n in [1, 64, 65, 1000, 4097] {
+            let mut pool: Pool<u32> = Pool::with_capacity(n);
+            let held = pool.memory_usage();
+            for i in 0..n as u32 {
+                pool.insert(i);
+            }
+            assert_eq!(pool.memory_usage(), held, "{n} items into room for {n}");
+            let more = pool.capacity() - pool.len() + 100;
+            assert!(pool.try_reserve(more).is_ok());
+            let held = pool.memory_usage();
+            for i in 0..more as u32 {
+                pool.insert(i);
+            }
+            assert_eq!(pool.memory_usage(), held, "{more} more after try_reserve");
+            pool.assert_invariants();
+        }
     }
 
     #[test]
