@@ -17,7 +17,8 @@ pub struct Config {
     pub quick: bool,
     /// Counted rounds of every [`measure`] call, at least; the median is reported.
     pub reps: usize,
-    /// How long a column goes on adding rounds past `reps` (see [`set_min_time`]).
+    /// A column whose rounds, the warm-up one included, took less than this goes on with more
+    /// past `reps` (see [`set_min_time`]).
     pub min_time: Duration,
     /// Seed of every random sequence, so runs are comparable.
     pub seed: u64,
@@ -161,17 +162,17 @@ pub fn rotation(round: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| (round + k) % n)
 }
 
-/// How long [`measure`] goes on adding rounds to a column whose `reps` rounds were quick, in
-/// nanoseconds; 0 (the default, and `--quick`) adds none. See [`set_min_time`].
+/// The time, in nanoseconds, below which [`measure`] goes on adding rounds to a column; 0 (its
+/// value until [`set_min_time`] is called, and what `--quick` sets) adds none.
 static MIN_TIME_NS: AtomicU64 = AtomicU64::new(0);
 
-/// At most this many times `reps` rounds, however quick they are.
+/// A column runs at most this many times `reps` counted rounds, however quick they are.
 pub const MAX_ROUNDS_FACTOR: usize = 5;
 
 /// Makes every later [`measure`] call keep adding rounds, past its `reps`, until its rounds
 /// (the warm-up one included) have taken `t` or it has run [`MAX_ROUNDS_FACTOR`] times `reps`
-/// rounds. A quick column gets more rounds for almost no time, and its median moves less from
-/// one run to the next; a slow one keeps `reps`.
+/// counted rounds. A quick column gets more rounds for little time, so that a few slow rounds
+/// move its median less; a slow one keeps `reps`.
 pub fn set_min_time(t: Duration) {
     MIN_TIME_NS.store(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX), Relaxed);
 }
@@ -195,7 +196,10 @@ fn measure_for<C: Contender>(reps: usize, min_time: Duration, contenders: &mut [
     let group = GROUPS.fetch_add(1, Relaxed);
     let n = contenders.len();
     let reps = reps.max(1);
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); n];
+    let cap = reps.saturating_mul(MAX_ROUNDS_FACTOR);
+    // Room for every round the column may run (within reason): no allocation between samples.
+    let room = (if min_time.is_zero() { reps } else { cap }).min(1 << 16);
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(room); n];
     let start = Instant::now();
     let mut round = 0;
     loop {
@@ -206,7 +210,6 @@ fn measure_for<C: Contender>(reps: usize, min_time: Duration, contenders: &mut [
             }
         }
         // `round` rounds counted so far.
-        let cap = reps.saturating_mul(MAX_ROUNDS_FACTOR);
         if round >= reps && (round >= cap || start.elapsed() >= min_time) {
             break;
         }

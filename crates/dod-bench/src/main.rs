@@ -31,8 +31,8 @@ per table to DIR
   --reps R   rounds per column after one warm-up round; each round times every contender
              of the column once; the median is reported (default 7, quick 3)
   --min-time MS
-             a column whose rounds took less goes on with more, up to 5 R rounds, so that
-             a quick column's median moves less between runs (default 250, quick 0)
+             a column whose rounds (warm-up included) took less than MS goes on with more,
+             up to five times as many counted rounds (default 250, quick 0)
   --seed S   seed of every random sequence (default 1)
   --unpinned leave glibc's mmap and trim thresholds to move as they do by default
              (by default the report fixes them, so that every contender allocates alike)
@@ -174,7 +174,7 @@ fn write_report(
         "quick": config.quick,
         "reps": config.reps,
         "min_time_ms": config.min_time.as_millis() as u64,
-        "max_rounds": config.reps.saturating_mul(harness::MAX_ROUNDS_FACTOR),
+        "max_rounds_factor": harness::MAX_ROUNDS_FACTOR,
         "seed": config.seed,
         "n": config.n,
         "allocator": allocator,
@@ -215,9 +215,9 @@ fn main() -> ExitCode {
             String::new()
         } else {
             format!(
-                ", and more (up to {} in all) while a column's rounds have taken less than \
-                 {} ms",
-                args.config.reps.saturating_mul(harness::MAX_ROUNDS_FACTOR),
+                ", and more (up to {} times as many) while a column's rounds have taken less \
+                 than {} ms",
+                harness::MAX_ROUNDS_FACTOR,
                 args.config.min_time.as_millis()
             )
         },

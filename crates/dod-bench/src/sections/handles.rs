@@ -621,8 +621,9 @@ fn run(cfg: &Config) -> Vec<Table> {
     }
     t.note(
         "create: from a new, empty container, growing as it fills; create (capacity reserved): \
-         into one made with room for every item outside the timed loop, so that the column \
-         times the insertions without the allocator (BTreeMap has no capacity to reserve).",
+         into one made with room for every item (made outside the timed loop), so that the \
+         column times the insertions without the container's growth (BTreeMap has no capacity \
+         to reserve; Vec<Box<T>> still allocates each item's box).",
     );
     t.note(
         "HandleMap's layout, stripped (floor): dense items, the dense-to-sparse index beside \

@@ -408,7 +408,7 @@ fn table(cfg: &Config, n: usize) -> Table {
     t.note(
         "create: from a new, empty container, growing as it fills; create (capacity \
          reserved): into a container made with room for every item (made outside the timed \
-         loop), so that the column times the insertions without the allocator. churn: N \
+         loop), so that the column times the insertions without the containers' growth. churn: N \
          rounds of removing a random live item and inserting a new one. \
          iterate (50 % removed): a random half of the items removed, ns per remaining item. \
          Pool<_, Handle32> holds at most 65 535 items (— above that). Pool's layout, \

@@ -279,8 +279,8 @@ fn removal(cfg: &Config) -> Table {
             let seq = &sequences[si][o];
             // Which removers run, and how often: a cell estimated past the limit is projected,
             // a long one runs once (its cell has no spread); the others are measured together
-            // (`reps` rounds, interleaved), so that every contender sees the same load on the
-            // machine.
+            // (in the same rounds, interleaved), so that every contender sees the same load on
+            // the machine.
             let mut quick = Vec::new();
             let mut once = Vec::new();
             for (ri, r) in REMOVERS.iter().enumerate() {
