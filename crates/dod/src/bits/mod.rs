@@ -1152,9 +1152,8 @@ impl BitSet {
     /// [`try_reserve_universe`](BitSet::try_reserve_universe), aborting as `grow` does if the
     /// memory cannot be had.
     pub(crate) fn reserve_universe(&mut self, universe: usize) {
-        let need = words_for(universe.min(self.bound()));
-        if need > self.words.len() && self.try_grow_words(need).is_err() {
-            alloc_failed(need);
+        if self.try_reserve_universe(universe).is_err() {
+            alloc_failed(words_for(universe.min(self.bound())));
         }
     }
 

@@ -108,6 +108,16 @@ impl Starts {
     }
 }
 
+/// Copies the words of each order up to `top` from `old`, laid out by `from`, to the front of
+/// the order's range in `new`, laid out by `to` (where every order has at least as many).
+fn carry(old: &[u64], from: &[u32; ORDERS + 1], new: &mut [u64], to: &[u32; ORDERS + 1], top: u8) {
+    for o in 0..=usize::from(top) {
+        let (f, t) = (from[o] as usize, to[o] as usize);
+        let n = from[o + 1] as usize - f;
+        new[t..t + n].copy_from_slice(&old[f..f + n]);
+    }
+}
+
 #[inline]
 fn rd(a: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([a[at], a[at + 1], a[at + 2], a[at + 3]])
@@ -308,14 +318,20 @@ impl Buddy {
         // The old arena is the lower half of the new one: a block keeps its index within its
         // order, so each order's old words are the first of its new ones, and the rest (the
         // upper half's blocks, and the new top order) start clear.
-        for o in 0..=usize::from(old) {
-            let (from, to) = (self.starts.pairs[o] as usize, starts.pairs[o] as usize);
-            let n = self.starts.pairs[o + 1] as usize - from;
-            pairs[to..to + n].copy_from_slice(&self.pairs[from..from + n]);
-            let (from, to) = (self.starts.splits[o] as usize, starts.splits[o] as usize);
-            let n = self.starts.splits[o + 1] as usize - from;
-            splits[to..to + n].copy_from_slice(&self.splits[from..from + n]);
-        }
+        carry(
+            &self.pairs,
+            &self.starts.pairs,
+            &mut pairs,
+            &starts.pairs,
+            old,
+        );
+        carry(
+            &self.splits,
+            &self.starts.splits,
+            &mut splits,
+            &starts.splits,
+            old,
+        );
         self.arena.resize(block_size(top), 0);
         self.top = top;
         (self.pairs, self.splits, self.starts) = (pairs, splits, starts);
