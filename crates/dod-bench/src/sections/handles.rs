@@ -421,9 +421,17 @@ fn sampler<'w, C: Contender + 'static>(
     if !C::REMOVES && (4..=6).contains(&col) {
         return None;
     }
+    if col == 8 && !C::RESERVES {
+        return None;
+    }
     Some(match col {
-        0 => contender(name, move || {
-            let mut c = C::new();
+        // create, from empty (0) or into reserved capacity (8: nothing grows in the timed loop)
+        0 | 8 => contender(name, move || {
+            let mut c = if col == 0 {
+                C::new()
+            } else {
+                C::with_capacity(n)
+            };
             let (d, _) = time(|| {
                 for i in 0..n {
                     c.insert(Item::new(i));
@@ -466,20 +474,9 @@ fn sampler<'w, C: Contender + 'static>(
             }
             time(|| c.sum()).0
         }),
-        7 => contender(name, move || {
+        _ => contender(name, move || {
             let (mut c, _) = filled::<C>(n);
             time(|| c.clear()).0
-        }),
-        // create into reserved capacity: nothing grows inside the timed loop
-        _ if !C::RESERVES => return None,
-        _ => contender(name, move || {
-            let mut c = C::with_capacity(n);
-            let (d, _) = time(|| {
-                for i in 0..n {
-                    c.insert(Item::new(i));
-                }
-            });
-            d
         }),
     })
 }

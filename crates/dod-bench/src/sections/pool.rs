@@ -231,9 +231,14 @@ slotmap_contender!(SlotMap, "slotmap::SlotMap");
 slotmap_contender!(HopSlotMap, "slotmap::HopSlotMap");
 slotmap_contender!(DenseSlotMap, "slotmap::DenseSlotMap");
 
+/// Inserts `n` items into `c` and pushes their keys onto `keys`.
+fn fill<C: Contender>(c: &mut C, keys: &mut Vec<C::Key>, n: usize) {
+    keys.extend((0..n).map(|i| c.insert([i as u64, !(i as u64)])));
+}
+
 fn filled<C: Contender>(n: usize) -> (C, Vec<C::Key>) {
-    let mut c = C::new();
-    let keys = (0..n).map(|i| c.insert([i as u64, !(i as u64)])).collect();
+    let (mut c, mut keys) = (C::new(), Vec::new());
+    fill(&mut c, &mut keys, n);
     (c, keys)
 }
 
@@ -318,7 +323,7 @@ fn sampler<C: Contender + 'static>(col: usize, o: &Orders) -> Option<Boxed<'_>> 
         // create into reserved capacity, the keys too: nothing grows inside the timed loop
         _ => contender(name, move || {
             let (mut c, mut keys) = (C::with_capacity(n), Vec::with_capacity(n));
-            let d = time(|| keys.extend((0..n).map(|i| c.insert([i as u64, !(i as u64)])))).0;
+            let d = time(|| fill(&mut c, &mut keys, n)).0;
             black_box((&c, &keys));
             d
         }),
