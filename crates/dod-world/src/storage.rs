@@ -237,8 +237,9 @@ impl<T: Component> Storage<T> {
         self.set.get_index_of(index)
     }
 
-    /// Swaps two dense positions, stamps included.
-    #[inline]
+    /// Swaps two dense positions, stamps included. Inline in a group's moves, which swap in
+    /// every owned storage per entity.
+    #[inline(always)]
     pub(crate) fn swap_positions(&mut self, a: usize, b: usize) {
         self.set.swap_positions(a, b);
         if let Some(t) = &mut self.ticks {

@@ -152,21 +152,37 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return Err(self.entities.not_alive(e));
         }
-        // A plain storage outside any group: the set's own work, no context to make. Only
-        // this path is inlined into the caller's loop (always: a call per entity costs as
-        // much as the insertion); the rest is out of line.
+        // A plain storage (no bits, stamps or hooks): the set's own work and, in a group, the
+        // entity's entry, with no context to make. Only these paths are inlined into the
+        // caller's loop (always: a call per entity costs as much as the insertion); the rest
+        // is out of line.
         let value = match &mut self.target {
             Target::Alone(storage) => match storage.insert_plain(e, value) {
                 Ok(new) => return Ok(new),
                 Err(value) => value,
             },
-            Target::Grouped { .. } => value,
+            Target::Grouped { owned, group, me } => {
+                // SAFETY: entry `me` is `T`'s storage (`view_mut` found `T`'s id there).
+                #[allow(unsafe_code)]
+                let storage = unsafe { owned_storage::<T>(&mut owned[*me]) };
+                match storage.insert_plain(e, value) {
+                    // No hook runs, so nothing can panic between the value going in and the
+                    // entity entering; a replaced value (whose drop may panic) changes no
+                    // membership.
+                    Ok(new) => {
+                        if new {
+                            group.enter(owned, e.index());
+                        }
+                        return Ok(new);
+                    }
+                    Err(value) => value,
+                }
+            }
         };
         Ok(self.insert_special(e, value))
     }
 
-    /// [`insert`](Self::insert) for a live `e` into a storage that is grouped or has bits,
-    /// stamps or hooks.
+    /// [`insert`](Self::insert) for a live `e` into a storage that has bits, stamps or hooks.
     #[inline(never)]
     fn insert_special(&mut self, e: Entity, value: T) -> bool {
         let grouped = matches!(self.target, Target::Grouped { .. });
@@ -202,17 +218,30 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return None;
         }
-        // As in `insert`: the plain path inline, the rest out of line.
-        if let Target::Alone(storage) = &mut self.target {
-            if let Some(taken) = storage.remove_plain(e) {
-                return taken;
+        // As in `insert`: the plain paths inline, the rest out of line.
+        match &mut self.target {
+            Target::Alone(storage) => {
+                if let Some(taken) = storage.remove_plain(e) {
+                    return taken;
+                }
+            }
+            Target::Grouped { owned, group, me } => {
+                // SAFETY: entry `me` is `T`'s storage (`view_mut` found `T`'s id there).
+                #[allow(unsafe_code)]
+                let plain = unsafe { owned_storage::<T>(&mut owned[*me]) }.is_plain();
+                if plain {
+                    group.leave(owned, e.index(), Leaving::Loses(*me));
+                    // SAFETY: as above.
+                    #[allow(unsafe_code)]
+                    let storage = unsafe { owned_storage::<T>(&mut owned[*me]) };
+                    return storage.remove_plain(e).flatten();
+                }
             }
         }
         self.remove_special(e)
     }
 
-    /// [`remove`](Self::remove) for a live `e` from a storage that is grouped or has bits,
-    /// stamps or hooks.
+    /// [`remove`](Self::remove) for a live `e` from a storage that has bits, stamps or hooks.
     #[inline(never)]
     fn remove_special(&mut self, e: Entity) -> Option<T> {
         if let Target::Grouped { owned, group, me } = &mut self.target {

@@ -135,7 +135,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// s.compact();
     /// assert_eq!(s.indices(), [3, 1]);
     /// ```
-    #[inline]
+    #[inline(always)]
     #[track_caller]
     pub fn swap_positions(&mut self, a: usize, b: usize) {
         let n = self.entities.len();
