@@ -59,24 +59,26 @@ impl Group {
     }
 }
 
-/// The storages of the types `owned`, in that order.
+/// The storages of the types `owned`, in that order, written into `storages` (whose other
+/// entries stay as they are). An out-parameter rather than a result: a 192-byte array
+/// returned by value is copied into the caller's local on every call.
 ///
 /// # Safety
 ///
 /// The ids of `owned` are distinct, and there are at most [`MAX_OWNED`] of them (as a group's
 /// are: `add_group` checks both).
-#[inline]
+#[inline(always)]
 #[allow(unsafe_code)]
-unsafe fn owned_storages<'a>(
+unsafe fn resolve_owned<'a>(
     columns: &'a mut [Column],
     owned: &[ComponentId],
-) -> OwnedStorages<'a> {
+    storages: &mut OwnedStorages<'a>,
+) {
     debug_assert!(owned.len() <= MAX_OWNED);
     debug_assert!(owned
         .iter()
         .enumerate()
         .all(|(i, a)| !owned[i + 1..].contains(a)));
-    let mut storages: OwnedStorages<'a> = [const { None }; MAX_OWNED];
     let n = columns.len();
     let base = columns.as_mut_ptr();
     for (slot, id) in storages.iter_mut().zip(owned) {
@@ -87,7 +89,6 @@ unsafe fn owned_storages<'a>(
         // them derive from the `&'a mut` slice, which nothing else uses while they live.
         *slot = Some(unsafe { (*base.add(i)).any_mut() });
     }
-    storages
 }
 
 /// The storages a group owns, resolved once: entry `i` is the storage of the group's `i`-th
@@ -345,22 +346,45 @@ impl Components {
     pub(crate) fn pack(&mut self, g: usize) {
         let first = self.groups[g].owned[0];
         let candidates = self.columns[first.index()].any().indices();
-        let (mut owned, group) = self.group_parts(g);
-        group.len = 0;
-        for index in candidates {
-            group.enter(&mut owned, index);
-        }
+        self.with_group(g, |owned, group| {
+            group.len = 0;
+            for index in candidates {
+                group.enter(owned, index);
+            }
+        });
     }
 
     /// Group `g` and its owned storages, apart: what its moves work on.
     #[inline]
     pub(crate) fn group_parts(&mut self, g: usize) -> (OwnedStorages<'_>, &mut Group) {
         let group = &mut self.groups[g];
+        let mut owned: OwnedStorages<'_> = [const { None }; MAX_OWNED];
         // SAFETY: a group's ids are distinct and at most `MAX_OWNED` (`add_group` checks
         // both, and nothing else changes them).
         #[allow(unsafe_code)]
-        let owned = unsafe { owned_storages(&mut self.columns, &group.owned) };
+        unsafe {
+            resolve_owned(&mut self.columns, &group.owned, &mut owned);
+        }
         (owned, group)
+    }
+
+    /// Runs `f` on group `g` and its owned storages, apart: for one move, where
+    /// [`group_parts`](Self::group_parts) would return the storages by value and have them
+    /// copied out of its result on every call.
+    #[inline(always)]
+    fn with_group<R>(
+        &mut self,
+        g: usize,
+        f: impl FnOnce(&mut OwnedStorages<'_>, &mut Group) -> R,
+    ) -> R {
+        let group = &mut self.groups[g];
+        let mut owned: OwnedStorages<'_> = [const { None }; MAX_OWNED];
+        // SAFETY: as in `group_parts`.
+        #[allow(unsafe_code)]
+        unsafe {
+            resolve_owned(&mut self.columns, &group.owned, &mut owned);
+        }
+        f(&mut owned, group)
     }
 
     /// Whether any group exists (the fast path skips everything below).
@@ -374,8 +398,7 @@ impl Components {
     pub(crate) fn enter_groups(&mut self, index: u32, ids: &[ComponentId]) {
         for id in ids {
             if let Some(g) = self.columns[id.index()].group {
-                let (mut owned, group) = self.group_parts(g as usize);
-                group.enter(&mut owned, index);
+                self.with_group(g as usize, |owned, group| group.enter(owned, index));
             }
         }
     }
@@ -384,9 +407,10 @@ impl Components {
     /// right before its value of that type is removed.
     pub(crate) fn leave_group_of(&mut self, index: u32, id: ComponentId) {
         if let Some(g) = self.columns[id.index()].group {
-            let (mut owned, group) = self.group_parts(g as usize);
-            let k = group.rank_of(id);
-            group.leave(&mut owned, index, Leaving::Loses(k));
+            self.with_group(g as usize, |owned, group| {
+                let k = group.rank_of(id);
+                group.leave(owned, index, Leaving::Loses(k));
+            });
         }
     }
 
@@ -394,8 +418,9 @@ impl Components {
     /// it removed).
     pub(crate) fn leave_all_groups(&mut self, index: u32) {
         for g in 0..self.groups.len() {
-            let (mut owned, group) = self.group_parts(g);
-            group.leave(&mut owned, index, Leaving::Despawned);
+            self.with_group(g, |owned, group| {
+                group.leave(owned, index, Leaving::Despawned);
+            });
         }
     }
 

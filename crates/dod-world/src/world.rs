@@ -922,29 +922,44 @@ impl World {
             return None;
         }
         let id = self.components.id::<T>()?;
-        // A plain storage outside any group (no bits, stamps or hooks): the set's own work,
-        // inline, with no context to make and no hook to run after.
+        // A plain storage (no bits, stamps or hooks): the set's own work, inline, with no
+        // context to make and no hook to run after; in a group, the entity leaves it first.
         let column = &mut self.components.columns[id.index()];
-        if column.group.is_none() {
-            // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
-            #[allow(unsafe_code)]
-            let storage = unsafe { column.storage_of_mut_unchecked::<T>() };
+        let grouped = column.group.is_some();
+        // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
+        #[allow(unsafe_code)]
+        let storage = unsafe { column.storage_of_mut_unchecked::<T>() };
+        if !grouped {
             if let Some(taken) = storage.remove_plain(e) {
                 return taken;
             }
+        } else if storage.is_plain() {
+            return self.remove_grouped_plain(e, id);
         }
         self.remove_special(e, id)
     }
 
-    /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a storage that is
-    /// grouped or has bits, stamps or hooks.
+    /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a plain storage of an
+    /// owning group: out of line, as the group's move is.
+    #[inline(never)]
+    fn remove_grouped_plain<T: Component>(&mut self, e: Entity, id: ComponentId) -> Option<T> {
+        self.components.leave_group_of(e.index(), id);
+        // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
+        #[allow(unsafe_code)]
+        let storage = unsafe { self.components.columns[id.index()].storage_of_mut_unchecked() };
+        storage.remove_plain(e).flatten()
+    }
+
+    /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a storage that has
+    /// bits, stamps or hooks.
     #[inline(never)]
     fn remove_special<T: Component>(&mut self, e: Entity, id: ComponentId) -> Option<T> {
         let (_, components, mut ctx) = self.ctx_parts();
         components.leave_group_of(e.index(), id);
-        let value = components.columns[id.index()]
-            .storage_of_mut::<T>()
-            .remove(e, &mut ctx);
+        // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
+        #[allow(unsafe_code)]
+        let storage = unsafe { components.columns[id.index()].storage_of_mut_unchecked::<T>() };
+        let value = storage.remove(e, &mut ctx);
         self.after_change();
         value
     }
