@@ -59,9 +59,10 @@ impl Group {
     }
 }
 
-/// The storages of the types `owned`, in that order, written into `storages` (whose other
-/// entries stay as they are). An out-parameter rather than a result: a 192-byte array
-/// returned by value is copied into the caller's local on every call.
+/// The storages of the types `owned`, in that order, written into the first entries of
+/// `storages`, whose entries must all be `None` before (the moves read the entries past the
+/// group's types as `None`). An out-parameter rather than a result: a 192-byte array returned
+/// by value is copied into the caller's local on every call.
 ///
 /// # Safety
 ///
@@ -354,17 +355,12 @@ impl Components {
         });
     }
 
-    /// Group `g` and its owned storages, apart: what its moves work on.
+    /// Group `g` and its owned storages, apart: what its moves work on. For a view, which
+    /// keeps them; one move goes through [`with_group`](Self::with_group).
     #[inline]
     pub(crate) fn group_parts(&mut self, g: usize) -> (OwnedStorages<'_>, &mut Group) {
-        let group = &mut self.groups[g];
         let mut owned: OwnedStorages<'_> = [const { None }; MAX_OWNED];
-        // SAFETY: a group's ids are distinct and at most `MAX_OWNED` (`add_group` checks
-        // both, and nothing else changes them).
-        #[allow(unsafe_code)]
-        unsafe {
-            resolve_owned(&mut self.columns, &group.owned, &mut owned);
-        }
+        let group = self.split_group(g, &mut owned);
         (owned, group)
     }
 
@@ -377,14 +373,22 @@ impl Components {
         g: usize,
         f: impl FnOnce(&mut OwnedStorages<'_>, &mut Group) -> R,
     ) -> R {
-        let group = &mut self.groups[g];
         let mut owned: OwnedStorages<'_> = [const { None }; MAX_OWNED];
-        // SAFETY: as in `group_parts`.
+        let group = self.split_group(g, &mut owned);
+        f(&mut owned, group)
+    }
+
+    /// Group `g`, with its owned storages written into `owned` (all `None` before).
+    #[inline(always)]
+    fn split_group<'a>(&'a mut self, g: usize, owned: &mut OwnedStorages<'a>) -> &'a mut Group {
+        let group = &mut self.groups[g];
+        // SAFETY: a group's ids are distinct and at most `MAX_OWNED` (`add_group` checks
+        // both, and nothing else changes them).
         #[allow(unsafe_code)]
         unsafe {
-            resolve_owned(&mut self.columns, &group.owned, &mut owned);
+            resolve_owned(&mut self.columns, &group.owned, owned);
         }
-        f(&mut owned, group)
+        group
     }
 
     /// Whether any group exists (the fast path skips everything below).

@@ -505,6 +505,17 @@ impl<T: Component> Storage<T> {
         Some(self.set.swap_remove(e.index()))
     }
 
+    /// [`remove_plain`](Self::remove_plain) for an entity that has just left its owning
+    /// group, which the caller did only after checking that the storage is plain: a storage
+    /// found otherwise would have the entity out of its group and still holding the value.
+    #[inline(always)]
+    pub(crate) fn remove_left_group(&mut self, e: Entity) -> Option<T> {
+        match self.remove_plain(e) {
+            Some(taken) => taken,
+            None => unreachable!("a grouped storage checked plain before its entity left"),
+        }
+    }
+
     /// [`remove`](Self::remove) from a storage with bits, stamps or hooks.
     #[inline(never)]
     fn remove_special(&mut self, e: Entity, ctx: &mut Ctx<'_>) -> Option<T> {

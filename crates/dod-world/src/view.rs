@@ -139,6 +139,12 @@ impl<T: Component> ViewMut<'_, T> {
     ///
     /// [`NoSuchEntity`](crate::NoSuchEntity) if `e` is not alive; the value is dropped.
     ///
+    /// # Panics
+    ///
+    /// If a hook of `T` panics, or the `Drop` of a value it replaces: the new value is in,
+    /// and in a group the entity is packed all the same (see
+    /// [`World::on_insert`](crate::World::on_insert)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn(());
@@ -152,10 +158,10 @@ impl<T: Component> ViewMut<'_, T> {
         if !self.entities.is_alive(e) {
             return Err(self.entities.not_alive(e));
         }
-        // A plain storage (no bits, stamps or hooks): the set's own work and, in a group, the
-        // entity's entry, with no context to make. Only these paths are inlined into the
-        // caller's loop (always: a call per entity costs as much as the insertion); the rest
-        // is out of line.
+        // A plain storage (no bits, stamps or hooks): the set's own work and, in a group, one
+        // call to the group's move, with no context to make. Only these paths are inlined
+        // into the caller's loop (always: a call per entity costs as much as the insertion);
+        // the rest is out of line.
         let value = match &mut self.target {
             Target::Alone(storage) => match storage.insert_plain(e, value) {
                 Ok(new) => return Ok(new),
@@ -208,6 +214,11 @@ impl<T: Component> ViewMut<'_, T> {
     /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1); O(owned
     /// storages) when `T` is in a group.
     ///
+    /// # Panics
+    ///
+    /// If `T`'s remove hook panics: the value is out and dropped (see
+    /// [`World::on_remove`](crate::World::on_remove)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((5u8,));
@@ -234,7 +245,7 @@ impl<T: Component> ViewMut<'_, T> {
                     // SAFETY: as above.
                     #[allow(unsafe_code)]
                     let storage = unsafe { owned_storage::<T>(&mut owned[*me]) };
-                    return storage.remove_plain(e).flatten();
+                    return storage.remove_left_group(e);
                 }
             }
         }

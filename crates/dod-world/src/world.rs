@@ -900,13 +900,15 @@ impl World {
         self.after_change();
     }
 
-    /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1).
+    /// Takes `e`'s `T` out, or `None` if `e` is not alive or has none. O(1); O(owned
+    /// storages) when `T` is in an owning group.
     ///
     /// # Panics
     ///
     /// If `T` is a reference to a component type the world holds, or a tuple of them, and no
     /// value of `T` itself is stored: `get::<&Pos>` where `get::<Pos>` was meant (see
-    /// [`Component`]).
+    /// [`Component`]). If `T`'s remove hook panics: the value is out and dropped (see
+    /// [`on_remove`](World::on_remove)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -922,8 +924,9 @@ impl World {
             return None;
         }
         let id = self.components.id::<T>()?;
-        // A plain storage (no bits, stamps or hooks): the set's own work, inline, with no
-        // context to make and no hook to run after; in a group, the entity leaves it first.
+        // A plain storage (no bits, stamps or hooks) outside any group: the set's own work,
+        // inline, with no context to make and no hook to run after. In a group, the same out
+        // of line, after the entity leaves the group.
         let column = &mut self.components.columns[id.index()];
         let grouped = column.group.is_some();
         // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
@@ -939,15 +942,17 @@ impl World {
         self.remove_special(e, id)
     }
 
-    /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a plain storage of an
-    /// owning group: out of line, as the group's move is.
+    /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a storage of an owning
+    /// group that is plain (no bits, stamps or hooks: the caller checked): out of line, as
+    /// the group's move is.
     #[inline(never)]
     fn remove_grouped_plain<T: Component>(&mut self, e: Entity, id: ComponentId) -> Option<T> {
         self.components.leave_group_of(e.index(), id);
         // SAFETY: `id` is `T`'s, so its column holds a `Storage<T>`.
         #[allow(unsafe_code)]
-        let storage = unsafe { self.components.columns[id.index()].storage_of_mut_unchecked() };
-        storage.remove_plain(e).flatten()
+        let storage =
+            unsafe { self.components.columns[id.index()].storage_of_mut_unchecked::<T>() };
+        storage.remove_left_group(e)
     }
 
     /// [`remove`](World::remove) of a live `e`'s `T` (of id `id`) from a storage that has

@@ -801,6 +801,134 @@ fn a_view_insert_whose_hook_panics_still_packs_the_group() {
     assert_eq!(world.query::<(&Pos, &Vel)>().iter().count(), 1);
 }
 
+#[test]
+fn a_view_insert_whose_replaced_value_panics_keeps_the_group() {
+    let mut world = World::builder().group::<(Pos, Armed)>().build();
+    let member = world.spawn((Pos(1.0), Armed(true)));
+    let outsider = world.spawn((Armed(true),));
+    assert_eq!(world.group_len::<Pos>(), Some(1));
+    // A plain storage's replacement: the new value goes in, the old one's drop panics. The
+    // member stays in, the outsider stays out.
+    for e in [member, outsider] {
+        assert!(quietly(|| world.view_mut::<Armed>().insert(e, Armed(false))).is_err());
+        assert_eq!(world.get::<Armed>(e).map(|a| a.0), Some(false));
+        world.assert_invariants();
+        assert_eq!(world.group_len::<Pos>(), Some(1));
+    }
+    let members: Vec<Entity> = world
+        .query::<(Entity, &Pos, &Armed)>()
+        .iter()
+        .map(|t| t.0)
+        .collect();
+    assert_eq!(members, [member]);
+}
+
+/// A view and `World::remove` of a grouped type, deterministic: the leaving entity is the
+/// group's last member with nothing after it in the storage that loses the value (no swap
+/// there: the swap-and-pop moves the member), a member with non-members after it (a swap
+/// first), and a non-member. Every other entity keeps its own values.
+#[test]
+fn leaving_a_group_keeps_every_other_entity_its_values() {
+    for through_view in [false, true] {
+        let mut world = grouped_world();
+        let es: Vec<Entity> = (0..4)
+            .map(|i| world.spawn((Pos(i as f32), Vel(10.0 + i as f32))))
+            .collect();
+        // Vel alone: outside the group, after the members in Vel's storage.
+        let loner = world.spawn((Vel(99.0),));
+        let remove = |world: &mut World, e: Entity| -> Option<Vel> {
+            if through_view {
+                world.view_mut::<Vel>().remove(e)
+            } else {
+                world.remove::<Vel>(e)
+            }
+        };
+        // The last member while the loner sits after it: a swap in Vel's storage.
+        assert_eq!(remove(&mut world, es[3]), Some(Vel(13.0)));
+        world.assert_invariants();
+        assert_eq!(remove(&mut world, loner), Some(Vel(99.0)));
+        world.assert_invariants();
+        // Now Vel holds the members alone: the last one leaves with no swap in Vel's storage.
+        assert_eq!(remove(&mut world, es[2]), Some(Vel(12.0)));
+        world.assert_invariants();
+        // The first member: a swap in both storages.
+        assert_eq!(remove(&mut world, es[0]), Some(Vel(10.0)));
+        world.assert_invariants();
+        assert_eq!(remove(&mut world, es[0]), None);
+        assert_eq!(world.group_len::<Pos>(), Some(1), "view: {through_view}");
+        for (i, &e) in es.iter().enumerate() {
+            assert_eq!(world.get::<Pos>(e), Some(&Pos(i as f32)));
+            let vel = (i == 1).then_some(Vel(10.0 + i as f32));
+            assert_eq!(world.get::<Vel>(e).copied(), vel);
+        }
+    }
+}
+
+#[test]
+fn a_grouped_tag_goes_in_and_out_through_a_view() {
+    let mut world = grouped_world();
+    let es: Vec<Entity> = (0..5).map(|i| world.spawn((Mass(i as f32),))).collect();
+    {
+        let mut frozen = world.view_mut::<Frozen>();
+        for &e in &es {
+            assert_eq!(frozen.insert(e, Frozen), Ok(true));
+        }
+        assert_eq!(frozen.insert(es[0], Frozen), Ok(false));
+    }
+    world.assert_invariants();
+    assert_eq!(world.group_len::<Mass>(), Some(5));
+    {
+        let mut frozen = world.view_mut::<Frozen>();
+        assert_eq!(frozen.remove(es[3]), Some(Frozen));
+        assert_eq!(frozen.remove(es[3]), None);
+        assert_eq!(frozen.remove(es[0]), Some(Frozen));
+    }
+    world.assert_invariants();
+    assert_eq!(world.group_len::<Mass>(), Some(3));
+    let frozen: BTreeSet<Entity> = world
+        .query::<(Entity, &Mass, &Frozen)>()
+        .iter()
+        .map(|t| t.0)
+        .collect();
+    assert_eq!(frozen, [es[1], es[2], es[4]].into_iter().collect());
+}
+
+#[test]
+fn a_grouped_type_whose_hooks_are_removed_takes_the_plain_paths() {
+    let mut world = grouped_world();
+    let calls = Arc::new(Mutex::new(0));
+    let seen = Arc::clone(&calls);
+    world.on_insert::<Vel>(move |_, _, _| *seen.lock().unwrap() += 1);
+    let seen = Arc::clone(&calls);
+    world.on_remove::<Vel>(move |_, _, _| *seen.lock().unwrap() += 1);
+    let es: Vec<Entity> = (0..4).map(|i| world.spawn((Pos(i as f32),))).collect();
+    world.view_mut::<Vel>().insert(es[0], Vel(0.0)).unwrap();
+    world.insert(es[1], (Vel(1.0),)).unwrap();
+    assert_eq!(*calls.lock().unwrap(), 2);
+    world.remove_hooks::<Vel>();
+    {
+        let mut vel = world.view_mut::<Vel>();
+        vel.insert(es[2], Vel(2.0)).unwrap();
+        vel.insert(es[3], Vel(3.0)).unwrap();
+        assert_eq!(vel.remove(es[0]), Some(Vel(0.0)));
+    }
+    world.assert_invariants();
+    assert_eq!(world.remove::<Vel>(es[3]), Some(Vel(3.0)));
+    world.assert_invariants();
+    assert_eq!(
+        *calls.lock().unwrap(),
+        2,
+        "no hook runs once they are removed"
+    );
+    assert_eq!(world.group_len::<Pos>(), Some(2));
+    let members: BTreeSet<Entity> = world
+        .query::<(Entity, &Pos, &Vel)>()
+        .iter()
+        .map(|t| t.0)
+        .collect();
+    assert_eq!(members, [es[1], es[2]].into_iter().collect());
+}
+
 /// Hooks that panic on some values, run through every path that runs hooks (spawn, batch
 /// spawn, insert, a view's insert and remove, remove, despawn, commands): after each step,
 /// caught panic or not, every invariant of the world holds, the group prefixes above all.
