@@ -771,6 +771,17 @@ fn quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
 }
 
+/// The entities that have both an `A` and a `B`, as a query finds them.
+fn with_both<A: dod_world::Component, B: dod_world::Component>(
+    world: &mut World,
+) -> BTreeSet<Entity> {
+    world
+        .query::<(Entity, &A, &B)>()
+        .iter()
+        .map(|t| t.0)
+        .collect()
+}
+
 #[test]
 fn an_insert_whose_replaced_value_panics_still_packs_the_group() {
     let mut world = World::builder().group::<(Pos, Armed)>().build();
@@ -815,12 +826,10 @@ fn a_view_insert_whose_replaced_value_panics_keeps_the_group() {
         world.assert_invariants();
         assert_eq!(world.group_len::<Pos>(), Some(1));
     }
-    let members: Vec<Entity> = world
-        .query::<(Entity, &Pos, &Armed)>()
-        .iter()
-        .map(|t| t.0)
-        .collect();
-    assert_eq!(members, [member]);
+    assert_eq!(
+        with_both::<Pos, Armed>(&mut world),
+        [member].into_iter().collect()
+    );
 }
 
 /// A view and `World::remove` of a grouped type, deterministic: the leaving entity is the
@@ -885,12 +894,10 @@ fn a_grouped_tag_goes_in_and_out_through_a_view() {
     }
     world.assert_invariants();
     assert_eq!(world.group_len::<Mass>(), Some(3));
-    let frozen: BTreeSet<Entity> = world
-        .query::<(Entity, &Mass, &Frozen)>()
-        .iter()
-        .map(|t| t.0)
-        .collect();
-    assert_eq!(frozen, [es[1], es[2], es[4]].into_iter().collect());
+    assert_eq!(
+        with_both::<Mass, Frozen>(&mut world),
+        [es[1], es[2], es[4]].into_iter().collect()
+    );
 }
 
 #[test]
@@ -921,12 +928,10 @@ fn a_grouped_type_whose_hooks_are_removed_takes_the_plain_paths() {
         "no hook runs once they are removed"
     );
     assert_eq!(world.group_len::<Pos>(), Some(2));
-    let members: BTreeSet<Entity> = world
-        .query::<(Entity, &Pos, &Vel)>()
-        .iter()
-        .map(|t| t.0)
-        .collect();
-    assert_eq!(members, [es[1], es[2]].into_iter().collect());
+    assert_eq!(
+        with_both::<Pos, Vel>(&mut world),
+        [es[1], es[2]].into_iter().collect()
+    );
 }
 
 /// Hooks that panic on some values, run through every path that runs hooks (spawn, batch
