@@ -84,11 +84,13 @@
 //! under [`SparseSet`] and [`DataStore`], reading a slot inside a page it has found;
 //! [`SparseSet`]'s append within capacity on insertion, the length an
 //! [`AppendRun`](sparse_set::AppendRun) sets over the values it wrote, and the mutable join's
-//! disjoint `&mut`; the prefetch instruction behind [`hint::prefetch`];
-//! string reads of validated data buffers (`from_utf8_unchecked`); and, with the `bytemuck`
-//! feature, the `Pod` impls of optional handles (also for the types [`new_handle_type!`]
-//! declares). [`HandleMap`] and [`BitSet`] have none. Each unchecked access was measured to
-//! pay; the test suite runs under Miri (`scripts/miri`).
+//! disjoint `&mut`; [`HandleMap`]'s read of the value at a dense position its slot names;
+//! [`BitSet::insert`]'s word and summary writes below the universe; the prefetch instruction
+//! behind [`hint::prefetch`]; in data buffers, string reads of validated bytes
+//! (`from_utf8_unchecked`) and, on x86-64, the SSE2 compare that finds a key in a lookup;
+//! and, with the `bytemuck` feature, the `Pod` impls of optional handles (also for the types
+//! [`new_handle_type!`] declares). Each unchecked access was measured to pay; the test suite
+//! runs under Miri (`scripts/miri`).
 //!
 //! # `dod` or `dod-world`?
 //!
