@@ -76,7 +76,8 @@
 //!
 //! # Features
 //!
-//! - `rayon`: [`Query::par_for_each`].
+#![cfg_attr(feature = "rayon", doc = "- `rayon`: [`Query::par_for_each`].")]
+#![cfg_attr(not(feature = "rayon"), doc = "- `rayon`: `Query::par_for_each`.")]
 //! - `serde`: saving and loading a world, components registered for saving by name.
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 

@@ -1135,6 +1135,11 @@ impl World {
     /// A query over the world: see [`Query`]. Exclusive (it borrows the world mutably), so
     /// it needs no runtime borrow checks.
     ///
+    /// It [`flush`](World::flush)es first, as structural changes do: reserved entities become
+    /// alive (so [`len`](World::len) may grow), and the commands hooks left waiting are
+    /// applied ([`share`](World::share) does too). [`query_ref`](World::query_ref), on
+    /// `&self`, leaves both as they are.
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// world.spawn((1u32, 2u64));

@@ -10,8 +10,15 @@
 //! - [`iter`](Query::iter) and `IntoIterator` (by value for the exclusive form only): an
 //!   [`Iterator`];
 //! - [`get`](Query::get): one entity;
-//! - [`par_for_each`](Query::par_for_each) (feature `rayon`): the driver's entities split
-//!   over threads.
+#![cfg_attr(
+    feature = "rayon",
+    doc = "- [`par_for_each`](Query::par_for_each) (feature `rayon`): the driver's entities \
+           split over threads."
+)]
+#![cfg_attr(
+    not(feature = "rayon"),
+    doc = "- `par_for_each` (feature `rayon`): the driver's entities split over threads."
+)]
 //!
 //! A query asking for one component mutably twice, or mutably and shared, panics naming the
 //! type the first time it runs.
