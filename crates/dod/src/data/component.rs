@@ -734,7 +734,7 @@ impl<'a> DataView<'a> {
     /// ```
     #[inline]
     pub fn contains(&self, key: impl Into<DataKey>) -> bool {
-        raw::find(self.bytes, key.into()).is_ok()
+        raw::contains(self.bytes, key.into())
     }
 
     /// The number of entries. O(1).

@@ -242,6 +242,13 @@ mod sse2 {
     }
 }
 
+/// Whether `key` has an entry: the search of [`lookup`], without reading the value.
+#[inline]
+pub(crate) fn contains(b: &[u8], key: DataKey) -> bool {
+    let n = count(b);
+    b.len() >= HEADER + 4 * n && index_of(b, n, key.to_raw()).is_some()
+}
+
 /// The value of `key`: one read of the header, the search, one read of the value.
 #[inline(always)]
 pub(crate) fn lookup(b: &[u8], key: DataKey) -> Option<Value<'_>> {
