@@ -14,7 +14,7 @@
 //! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
 //! first), `components` (a map from each saved type's name to its `(index, value)` pairs),
-//! `data` (the [`DataStore`] bytes) and `data_names` (the names of the data keys, each as its
+//! `data` (the [`DataStore`] bytes, compacted) and `data_names` (the names of the data keys, each as its
 //! path segments, which the bytes do not hold; a save without the field loads with no names).
 //! Loading checks everything and returns an error, never a panic and never a broken world:
 //! an unknown component name, an entity given one component twice, a component or data of a
@@ -272,11 +272,25 @@ impl Serialize for World {
         st.serialize_field("slots", &tags)?;
         st.serialize_field("free", free)?;
         st.serialize_field("components", &SavedComponents(self))?;
-        let data = (!self.data_store().is_empty()).then(|| self.data_store().to_bytes());
+        let data = (!self.data_store().is_empty()).then(|| compacted_bytes(self.data_store()));
         st.serialize_field("data", &data)?;
         st.serialize_field("data_names", &SavedNames(self.data_store().names()))?;
         st.end()
     }
+}
+
+/// The bytes of the live entities' data in `store`, [compacted](DataStore::compact): a save
+/// holds the data, not the free space the store keeps for growth (a store left with one
+/// small entry may keep a buffer of kilobytes), nor the slots of entities whose data is gone
+/// (the world refuses their entities before it reads its store, and a load drops them).
+/// O(size).
+fn compacted_bytes(store: &DataStore<Entity>) -> Vec<u8> {
+    let mut copy = DataStore::<Entity>::new();
+    for (e, data) in store.iter() {
+        copy.insert_data(e, data);
+    }
+    copy.compact();
+    copy.to_bytes()
 }
 
 /// The data keys' names, each as its path segments.

@@ -909,6 +909,47 @@ mod saving {
         }
     }
 
+    /// The `data` bytes of a JSON save.
+    fn saved_data(world: &World) -> Vec<u8> {
+        let save: serde_json::Value = serde_json::to_value(world).unwrap();
+        serde_json::from_value(save["data"].clone()).unwrap()
+    }
+
+    #[test]
+    fn saves_hold_the_data_not_the_free_space() {
+        let mut world = saving_world();
+        let es: Vec<Entity> = (0..200).map(|_| world.spawn(())).collect();
+        for (i, &e) in es.iter().enumerate() {
+            world
+                .set_data(e, "name", format!("entity number {i}").as_str())
+                .unwrap();
+        }
+        for &e in &es[1..] {
+            world.despawn(e);
+        }
+        // One entity's small entry is left in a buffer grown for 200.
+        let kept = world.data_store().capacity();
+        let bytes = saved_data(&world);
+        // A header, one slot of 12 bytes, the smallest buffer.
+        assert_eq!(bytes.len(), 24 + 12 + 128, "from a buffer of {kept}");
+        assert!(kept >= 16 * 128);
+        let mut loaded = saved_and_loaded(&world);
+        assert_eq!(
+            loaded.data(es[0]).unwrap().get_str("name"),
+            Some("entity number 0")
+        );
+        // The loaded world saves the same bytes.
+        assert_eq!(saved_data(&loaded), bytes);
+        // The loaded store still grows as the original would.
+        loaded.set_data(es[0], "hp", 3.0).unwrap();
+        assert_eq!(loaded.data(es[0]).unwrap().get_f32("hp"), Some(3.0));
+        assert_eq!(
+            world.data_store().capacity(),
+            kept,
+            "saving leaves the world as it was"
+        );
+    }
+
     #[test]
     fn entities_reserved_before_a_save_are_alive_after_the_load() {
         let mut world = saving_world();
