@@ -32,6 +32,7 @@ enum FCmd {
     Insert(FTarget, FBun),
     Remove(FTarget, u8),
     Despawn(FTarget),
+    Push(FTarget, FBun),
 }
 
 /// One step; each maps onto `world_model::Op`.
@@ -89,6 +90,7 @@ fn cmd(c: FCmd) -> Cmd {
         FCmd::Insert(t, b) => Cmd::Insert(target(t), bun(b)),
         FCmd::Remove(t, k) => Cmd::Remove(target(t), kind(k)),
         FCmd::Despawn(t) => Cmd::Despawn(target(t)),
+        FCmd::Push(t, b) => Cmd::Push(target(t), bun(b)),
     }
 }
 

@@ -18,13 +18,14 @@ fn insertion<B: Bundle>(bundle: B) -> InsertFn {
     Box::new(move |world: &mut World, e| world.insert(e, bundle).is_ok())
 }
 
-/// A recorded spawn whose entity is allocated when it is made.
-type SpawnFn = Box<dyn FnOnce(&mut World) + Send + Sync>;
+/// A recorded change run with the world: a spawn whose entity is allocated when it is made, or
+/// a command of the caller's own ([`Commands::push`]).
+type WorldFn = Box<dyn FnOnce(&mut World) + Send + Sync>;
 
 /// One recorded change.
 enum Command {
-    /// Spawns an entity named only then.
-    Spawn(SpawnFn),
+    /// Runs with the world.
+    Run(WorldFn),
     /// Gives an entity reserved by [`Commands::spawn`] its bundle: it must be of the world
     /// the commands are applied to.
     SpawnReserved(Entity, InsertFn),
@@ -36,9 +37,9 @@ enum Command {
     Despawn(Entity),
 }
 
-/// A buffer of structural changes (spawn, despawn, insert, remove), recorded while queries
-/// hold the world and made in order by [`World::apply`](crate::World::apply). It is `Send`:
-/// keep one per thread.
+/// A buffer of structural changes (spawn, despawn, insert, remove, and commands of the
+/// caller's own, [`push`](Commands::push)), recorded while queries hold the world and made
+/// in order by [`World::apply`](crate::World::apply). It is `Send`: keep one per thread.
 ///
 /// [`spawn`](Commands::spawn) reserves its entity at once ([`Entities::reserve`]), so the id
 /// can be stored in the same frame; the entity becomes alive when the commands are applied.
@@ -179,9 +180,36 @@ impl Commands {
     pub fn spawn_unnamed<B: Bundle>(&mut self, bundle: B) {
         crate::bundle::check_distinct::<B>();
         self.commands
-            .push(Command::Spawn(Box::new(move |world: &mut World| {
+            .push(Command::Run(Box::new(move |world: &mut World| {
                 world.spawn(bundle);
             })));
+    }
+
+    /// Records a command of the caller's own: `f` runs with the world when the commands are
+    /// applied, in order with the others. It may do anything a `&mut World` allows, such as
+    /// spawning an entity and linking it to another, which a hook cannot do with the commands
+    /// above (it has no [`Entities`] to name a spawn with, and the world is busy while it
+    /// runs). A panic in `f` is a panicking command (see [`World::apply`](crate::World::apply)).
+    ///
+    /// ```
+    /// use dod_world::{Entity, World};
+    /// struct Enemy;
+    /// struct HealthBar { of: Entity }
+    /// struct Bar(Entity);
+    ///
+    /// let mut world = World::new();
+    /// world.on_insert::<Enemy>(|enemy, _, commands| {
+    ///     commands.push(move |world| {
+    ///         let bar = world.spawn((HealthBar { of: enemy },));
+    ///         world.insert(enemy, (Bar(bar),)).unwrap();
+    ///     })
+    /// });
+    /// let enemy = world.spawn((Enemy,));
+    /// let bar = world.get::<Bar>(enemy).unwrap().0;
+    /// assert_eq!(world.get::<HealthBar>(bar).unwrap().of, enemy);
+    /// ```
+    pub fn push(&mut self, f: impl FnOnce(&mut World) + Send + Sync + 'static) {
+        self.commands.push(Command::Run(Box::new(f)));
     }
 
     /// Records that `e` gets the components of `bundle` (replacing the ones it has).
@@ -245,7 +273,7 @@ impl Commands {
         let mut commands = self.commands.drain(..).peekable();
         while let Some(command) = commands.next() {
             let done = match command {
-                Command::Spawn(f) => {
+                Command::Run(f) => {
                     f(world);
                     true
                 }

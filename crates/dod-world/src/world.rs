@@ -1293,8 +1293,9 @@ impl World {
 
     /// Calls `hook` with the entity and the value every time an entity gets a `T` (spawn,
     /// insert, commands; a replaced value goes through [`on_remove`](World::on_remove)
-    /// first). The hook may record changes in the [`Commands`] it is given, which the world
-    /// applies right after the change that ran the hook (a
+    /// first). The hook may record changes in the [`Commands`] it is given (a command of its
+    /// own too, [`Commands::push`], which runs with the world: to spawn an entity and link
+    /// it, say), which the world applies right after the change that ran the hook (a
     /// [`spawn_batch`](World::spawn_batch) of a hooked type spawns one entity at a time for
     /// this); it cannot touch the world directly. Changes through a
     /// [`view_mut`](World::view_mut) are the exception: the view holds the world, so their

@@ -1204,6 +1204,93 @@ fn hooks_work_again_after_a_hook_command_panics() {
 }
 
 #[test]
+fn pushed_commands_run_in_order_with_the_others() {
+    let mut world = World::new();
+    let a = world.spawn((Pos(1.0),));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut commands = Commands::new();
+    commands.insert(a, (Vel(2.0),));
+    let log = seen.clone();
+    commands.push(move |world| {
+        // The insert before it is made; the despawn after it is not yet.
+        log.lock()
+            .unwrap()
+            .push((world.has::<Vel>(a), world.is_alive(a)));
+        world.insert(a, (Mass(3.0),)).unwrap();
+    });
+    commands.despawn(a);
+    let log = seen.clone();
+    commands.push(move |world| log.lock().unwrap().push((false, world.is_alive(a))));
+    assert_eq!(commands.len(), 4);
+    assert_eq!(
+        world.apply(&mut commands),
+        0,
+        "a pushed command is never skipped"
+    );
+    assert_eq!(*seen.lock().unwrap(), [(true, true), (false, false)]);
+    assert!(commands.is_empty());
+    world.assert_invariants();
+}
+
+#[test]
+fn a_panicking_pushed_command_drops_the_rest_and_leaves_the_world_valid() {
+    let mut world = grouped_world();
+    let a = world.spawn((Pos(1.0), Vel(1.0)));
+    let mut commands = Commands::new();
+    commands.push(move |world| {
+        world.insert(a, (Mass(1.0),)).unwrap();
+        panic!("a command of the caller's own");
+    });
+    commands.insert(a, (Frozen,));
+    assert!(quietly(|| world.apply(&mut commands)).is_err());
+    world.assert_invariants();
+    assert!(
+        commands.is_empty(),
+        "the commands after the panic are dropped"
+    );
+    assert!(world.has::<Mass>(a) && !world.has::<Frozen>(a));
+    assert_eq!(world.count::<Pos>(), 1);
+}
+
+#[test]
+fn hooks_link_and_unlink_entities_through_pushed_commands() {
+    // Each enemy gets a health bar that names it, and names its bar; despawning the enemy
+    // despawns its bar. Neither can be done with the named commands alone: a hook has no
+    // `Entities` to name a spawn with.
+    #[derive(Debug, PartialEq)]
+    struct Enemy;
+    struct Bar(Entity);
+    struct BarOf(Entity);
+    let mut world = grouped_world();
+    world.on_insert::<Enemy>(|enemy, _, commands| {
+        commands.push(move |world| {
+            let bar = world.spawn((BarOf(enemy),));
+            world.insert(enemy, (Bar(bar),)).unwrap();
+        })
+    });
+    world.on_remove::<Bar>(|_, bar, commands| commands.despawn(bar.0));
+    let enemies: Vec<Entity> = (0..10)
+        .map(|i| world.spawn((Enemy, Pos(i as f32))))
+        .collect();
+    world.assert_invariants();
+    assert_eq!(world.len(), 20);
+    for &e in &enemies {
+        let bar = world.get::<Bar>(e).unwrap().0;
+        assert_eq!(world.get::<BarOf>(bar).unwrap().0, e);
+    }
+    let bars: Vec<Entity> = enemies[..5]
+        .iter()
+        .map(|&e| world.get::<Bar>(e).unwrap().0)
+        .collect();
+    for &e in &enemies[..5] {
+        world.despawn(e);
+    }
+    assert_eq!(world.len(), 10);
+    assert!(bars.iter().all(|&b| !world.is_alive(b)));
+    world.assert_invariants();
+}
+
+#[test]
 fn hooks_that_feed_each_other_panic_once_and_leave_the_world_usable() {
     let mut world = World::new();
     world.on_insert::<Fuse>(|e, fuse, commands| commands.insert(e, (Fuse(fuse.0 + 1),)));

@@ -658,6 +658,19 @@ impl Sink for CmdInsertSink<'_> {
     }
 }
 
+struct CmdPushSink<'a>(&'a mut Commands, Entity, Bun);
+impl Sink for CmdPushSink<'_> {
+    type Out = ();
+    fn take<P: Prefix>(self) {
+        let (e, bundle) = (self.1, P::rebuild(&self.2.seeds()));
+        self.0.push(move |world| {
+            if world.is_alive(e) {
+                world.insert(e, bundle).unwrap();
+            }
+        });
+    }
+}
+
 // --- operations -----------------------------------------------------------------------------
 
 /// Which entity an operation uses. `which % 10`: 0 ..= 4 a live entity (the `n`-th), 5 and 6
@@ -679,6 +692,9 @@ pub(crate) enum Cmd {
     Insert(Target, Bun),
     Remove(Target, Kind),
     Despawn(Target),
+    /// A command of the test's own (`Commands::push`): inserts the bundle if the entity is
+    /// alive; never skipped.
+    Push(Target, Bun),
 }
 
 /// One step of a program.
@@ -1991,6 +2007,12 @@ impl Harness {
                     alive
                 }
                 Planned::Despawn(e) => self.m.despawn(e),
+                Planned::Pushed(e, bun) => {
+                    if self.m.alive(e) {
+                        self.m.put_bundle(e, bun, Kind::G);
+                    }
+                    true
+                }
             };
             // What hooks recorded is made right after the command that ran them.
             self.m.settle();
@@ -2640,6 +2662,8 @@ impl Harness {
 enum Planned {
     Spawn(Bun),
     Insert(Entity, Bun),
+    /// A pushed insert: made if the entity is alive, never skipped.
+    Pushed(Entity, Bun),
     Remove(Entity, Kind),
     Despawn(Entity),
 }
@@ -2682,6 +2706,11 @@ impl Recorder<'_> {
                 let e = resolve(self.m, t);
                 self.commands.despawn(e);
                 self.plan.push(Planned::Despawn(e));
+            }
+            Cmd::Push(t, bun) => {
+                let e = resolve(self.m, t);
+                with_bundle(bun, CmdPushSink(self.commands, e, bun));
+                self.plan.push(Planned::Pushed(e, bun));
             }
         }
     }
@@ -3053,6 +3082,7 @@ mod props {
             3 => (target(), bun()).prop_map(|(t, b)| Cmd::Insert(t, b)),
             2 => (target(), kind()).prop_map(|(t, k)| Cmd::Remove(t, k)),
             3 => target().prop_map(Cmd::Despawn),
+            1 => (target(), bun()).prop_map(|(t, b)| Cmd::Push(t, b)),
         ]
     }
 
