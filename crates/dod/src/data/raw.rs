@@ -27,13 +27,13 @@
 //! that broke the invariants could not make them panic. Writers run only on buffers that keep
 //! the invariants (built here or validated).
 //!
-//! Two items opt in to `unsafe`. `decode` skips re-checking UTF-8 when a string is read: every
-//! buffer a reader sees was validated or written from a `&str` here, and is borrowed
-//! immutably while it is read. It made string gets measurably faster in the `data` report.
-//! On x86-64, `sse2::equal_mask` compares a lookup's key with sixteen keys in four SSE2
+//! `decode` and, on x86-64, the `sse2` module opt in to `unsafe`. `decode` skips re-checking
+//! UTF-8 when a string is read: every buffer a reader sees was validated or written from a
+//! `&str` here, and is borrowed immutably while it is read. It made string gets measurably
+//! faster in the `data` report. `sse2` compares a lookup's key with sixteen keys in four SSE2
 //! compares (intrinsics, callable only from `unsafe`): in the `data` report a random get
-//! measured 0.83–0.88x an `FxHashMap`'s with it, 1.04–1.09x with the portable loop that other
-//! targets use.
+//! measured 0.83–0.88x an `FxHashMap`'s with it, 1.04–1.09x with the ordered search it
+//! replaced.
 
 use super::value::{Floats, Value, ValueType};
 use super::{DataKey, DecodeError};
@@ -82,7 +82,10 @@ pub(crate) fn init(b: &mut [u8]) {
 #[inline]
 pub(crate) fn find(b: &[u8], key: DataKey) -> Result<usize, usize> {
     let n = count(b);
-    if b.len() < HEADER + 4 * n {
+    if HEADER
+        .checked_add(n.saturating_mul(4))
+        .is_none_or(|end| b.len() < end)
+    {
         return Err(0);
     }
     position(b, n, key.to_raw())
@@ -170,6 +173,8 @@ fn search(keys: &[u8], n: usize, k: u32) -> Result<usize, usize> {
 /// insertion point, so it compares them for equality: a bit for each word equal to `k`,
 /// masked to the `n` keys (the other words are other bytes of the buffer), whose lowest set
 /// bit is the index (keys are distinct).
+///
+/// Any `n` and `b` give an answer, never a panic: the keys are sliced with checked bounds.
 #[inline(always)]
 fn index_of(b: &[u8], n: usize, k: u32) -> Option<usize> {
     match b.get(HEADER..HEADER + 4 * WIDE) {
@@ -178,7 +183,7 @@ fn index_of(b: &[u8], n: usize, k: u32) -> Option<usize> {
             let equal = equal_mask(wide, k) & ((1u32 << n) - 1);
             (equal != 0).then(|| equal.trailing_zeros() as usize)
         }
-        _ => search(&b[HEADER..HEADER + 4 * n], n, k).ok(),
+        _ => search(b.get(HEADER..HEADER.checked_add(n.checked_mul(4)?)?)?, n, k).ok(),
     }
 }
 
@@ -230,30 +235,33 @@ mod sse2 {
     #[target_feature(enable = "sse2")]
     #[allow(unsafe_code)]
     fn with_sse2(wide: &[u8; 4 * WIDE], k: u32) -> u32 {
-        let k = _mm_set1_epi32(k as i32);
-        let mut equal = 0u32;
-        for (q, four) in wide.chunks_exact(16).enumerate() {
-            // SAFETY: `four` is 16 readable bytes, and an unaligned load needs no alignment.
-            let words = unsafe { _mm_loadu_si128(four.as_ptr().cast::<__m128i>()) };
-            let hits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(words, k)));
-            equal |= (hits as u32) << (4 * q);
+        // SAFETY: the function enables SSE2, which every intrinsic here needs (before Rust
+        // 1.87 the value-only ones are `unsafe` to call even so); the load reads `four`, 16
+        // readable bytes, and an unaligned load needs no alignment.
+        unsafe {
+            let k = _mm_set1_epi32(k as i32);
+            let mut equal = 0u32;
+            for (q, four) in wide.chunks_exact(16).enumerate() {
+                let words = _mm_loadu_si128(four.as_ptr().cast::<__m128i>());
+                let hits = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(words, k)));
+                equal |= (hits as u32) << (4 * q);
+            }
+            equal
         }
-        equal
     }
 }
 
 /// Whether `key` has an entry: the search of [`lookup`], without reading the value.
 #[inline]
 pub(crate) fn contains(b: &[u8], key: DataKey) -> bool {
-    let n = count(b);
-    b.len() >= HEADER + 4 * n && index_of(b, n, key.to_raw()).is_some()
+    index_of(b, count(b), key.to_raw()).is_some()
 }
 
 /// The value of `key`: one read of the header, the search, one read of the value.
 #[inline(always)]
 pub(crate) fn lookup(b: &[u8], key: DataKey) -> Option<Value<'_>> {
     let n = count(b);
-    let header = b.get(HEADER..HEADER + ENTRY * n)?;
+    let header = b.get(HEADER..HEADER.checked_add(ENTRY.checked_mul(n)?)?)?;
     let i = index_of(b, n, key.to_raw())?;
     decode(b, header, n, i)
 }
@@ -303,7 +311,7 @@ pub(crate) fn value_at(b: &[u8], i: usize) -> Option<Value<'_>> {
     if i >= n {
         return None;
     }
-    let header = b.get(HEADER..HEADER + ENTRY * n)?;
+    let header = b.get(HEADER..HEADER.checked_add(ENTRY.checked_mul(n)?)?)?;
     decode(b, header, n, i)
 }
 
@@ -992,8 +1000,8 @@ mod tests {
         }
     }
 
-    /// The vector equality mask is the portable one: every word equal, none, some, and keys
-    /// that differ from `k` in one byte only.
+    /// The vector equality mask is the portable one: every word equal, none, some, and words
+    /// that differ from `k` in one bit only.
     #[test]
     fn equal_mask_agrees_with_the_portable_loop() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
