@@ -191,6 +191,12 @@ impl Commands {
     /// above (it has no [`Entities`] to name a spawn with, and the world is busy while it
     /// runs). A panic in `f` is a panicking command (see [`World::apply`](crate::World::apply)).
     ///
+    /// Recorded by a hook, `f` runs while the world applies the round of commands its hooks
+    /// recorded: the hooks of the changes `f` makes record into the next round, made after
+    /// `f` returns (so `f` does not see them, and a [`flush`](crate::World::flush) inside it
+    /// does not make them), and `f` may not load a world (`World::load`, feature `serde`: it
+    /// panics).
+    ///
     /// ```
     /// use dod_world::{Entity, World};
     /// struct Enemy;

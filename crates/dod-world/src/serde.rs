@@ -14,7 +14,8 @@
 //! The format is a struct of `world_id`, `min_free`, `slots` (each slot's tag:
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
 //! first), `components` (a map from each saved type's name to its `(index, value)` pairs),
-//! `data` (the [`DataStore`] bytes, compacted) and `data_names` (the names of the data keys, each as its
+//! `data` (the [`DataStore`] bytes of the live entities' data, compacted: after a load the
+//! store's buffer is the size of its data, and grows again as data is set) and `data_names` (the names of the data keys, each as its
 //! path segments, which the bytes do not hold; a save without the field loads with no names).
 //! Loading checks everything and returns an error, never a panic and never a broken world:
 //! an unknown component name, an entity given one component twice, a component or data of a
@@ -151,6 +152,11 @@ impl World {
     /// If the `Drop` of a value the load replaces panics: the load is complete by then (every
     /// old value dropped, the groups packed), and the first such panic goes on.
     ///
+    /// If it is called by a command that a hook recorded
+    /// ([`Commands::push`](crate::Commands::push)), before reading anything: the other
+    /// commands the hooks recorded in that round would then be made in the loaded world.
+    /// Load after the change that ran the hooks.
+    ///
     /// # Errors
     ///
     /// The deserializer's error for anything malformed (an unknown component name, a
@@ -167,6 +173,9 @@ impl World {
     /// assert!(world.is_empty());
     /// ```
     pub fn load<'de, D: Deserializer<'de>>(&mut self, d: D) -> Result<(), D::Error> {
+        if self.in_hook_round() {
+            load_in_hooks();
+        }
         let template = World::builder()
             .min_free(self.entities().min_free())
             .build_template(self.saved.clone());
@@ -182,6 +191,15 @@ impl World {
         self.take_loaded(&mut loaded, &saved);
         Ok(())
     }
+}
+
+#[cold]
+#[track_caller]
+fn load_in_hooks() -> ! {
+    panic!(
+        "World::load called by a command a hook recorded: the other commands of that round \
+         would be made in the loaded world; load after the change that ran the hooks"
+    )
 }
 
 /// Writes every entity's `T` as `(index, value)` pairs.
@@ -285,7 +303,9 @@ impl Serialize for World {
 /// (the world refuses their entities before it reads its store, and a load drops them).
 /// O(size).
 fn compacted_bytes(store: &DataStore<Entity>) -> Vec<u8> {
-    let mut copy = DataStore::<Entity>::new();
+    // Room for every live block from the start: the copy does not grow as it fills.
+    let used = store.capacity() - store.free_bytes();
+    let mut copy = DataStore::<Entity>::with_capacity(store.len(), used);
     for (e, data) in store.iter() {
         copy.insert_data(e, data);
     }

@@ -516,6 +516,13 @@ impl World {
         }
     }
 
+    /// Whether the world is applying the commands hooks recorded (a command it is making
+    /// may be a closure of [`Commands::push`]).
+    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    pub(crate) fn in_hook_round(&self) -> bool {
+        self.in_hooks
+    }
+
     /// The parts a [`ViewMut`](crate::ViewMut) borrows.
     pub(crate) fn view_parts(&mut self) -> (&Entities, &mut Components, &mut Commands) {
         (
@@ -1576,9 +1583,10 @@ impl World {
     /// of the same id if that one is alive; after a load of another world's save (whose id the
     /// world takes), it panics, as commands of another world do.
     ///
-    /// If a command panics (a replaced component's `Drop`, or a
-    /// [`spawn`](Commands::spawn) whose entity another world reserved), the commands after
-    /// it are dropped unmade and the world stays valid.
+    /// If a command panics (a replaced component's `Drop`, a
+    /// [`spawn`](Commands::spawn) whose entity another world reserved, or a closure of
+    /// [`push`](Commands::push)), the commands after it are dropped unmade and the world
+    /// stays valid.
     ///
     /// ```
     /// use dod_world::{Commands, World};

@@ -1253,11 +1253,78 @@ fn a_panicking_pushed_command_drops_the_rest_and_leaves_the_world_valid() {
 }
 
 #[test]
+fn a_pushed_command_that_panics_in_a_hook_round_drops_the_round() {
+    // The hook of `Fuse` pushes a command that panics on the second fuse; the insert of
+    // `Alert` the same hook recorded after it is dropped with the round, and the hooks
+    // work again after.
+    let mut world = grouped_world();
+    world.on_insert::<Fuse>(|e, fuse, commands| {
+        let n = fuse.0;
+        commands.push(move |world| {
+            world.insert(e, (Pos(n as f32),)).unwrap();
+            assert_ne!(n, 1, "bad fuse");
+        });
+        commands.insert(e, (Alert,));
+    });
+    let a = world.spawn((Fuse(0),));
+    assert!(world.has::<Pos>(a) && world.has::<Alert>(a));
+    let panicked = quietly(|| world.spawn((Fuse(1),)));
+    assert!(panicked.is_err(), "the command's panic goes on");
+    world.assert_invariants();
+    let b = world.entities().iter().find(|&e| e != a).unwrap();
+    assert!(
+        world.has::<Pos>(b),
+        "the command made its change before it panicked"
+    );
+    assert!(!world.has::<Alert>(b), "the rest of the round is dropped");
+    let c = world.spawn((Fuse(2),));
+    assert!(world.has::<Pos>(c) && world.has::<Alert>(c));
+    world.assert_invariants();
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn a_pushed_command_of_a_hook_may_not_load() {
+    let mut world = World::new();
+    let save = serde_json::to_string(&world).unwrap();
+    world.on_insert::<Fuse>(move |_, _, commands| {
+        let save = save.clone();
+        commands.push(move |world| {
+            let _ = world.load(&mut serde_json::Deserializer::from_str(&save));
+        });
+    });
+    let panicked = quietly(|| world.spawn((Fuse(0),)));
+    let message = match panicked {
+        Ok(_) => panic!("a load from a hook round panics"),
+        Err(p) => match p.downcast::<&str>() {
+            Ok(s) => s.to_string(),
+            Err(p) => p.downcast::<String>().map(|s| *s).unwrap_or_default(),
+        },
+    };
+    assert!(
+        message.contains("World::load called by a command a hook"),
+        "{message}"
+    );
+    world.assert_invariants();
+    assert_eq!(world.len(), 1, "the spawn stands, nothing was loaded");
+    // Outside a hook round, a pushed command may load.
+    world.remove_hooks::<Fuse>();
+    let mut commands = Commands::new();
+    let save = serde_json::to_string(&World::new()).unwrap();
+    commands.push(move |world| {
+        world
+            .load(&mut serde_json::Deserializer::from_str(&save))
+            .unwrap()
+    });
+    world.apply(&mut commands);
+    assert!(world.is_empty());
+}
+
+#[test]
 fn hooks_link_and_unlink_entities_through_pushed_commands() {
     // Each enemy gets a health bar that names it, and names its bar; despawning the enemy
     // despawns its bar. Neither can be done with the named commands alone: a hook has no
     // `Entities` to name a spawn with.
-    #[derive(Debug, PartialEq)]
     struct Enemy;
     struct Bar(Entity);
     struct BarOf(Entity);

@@ -84,8 +84,9 @@
 //! under [`SparseSet`] and [`DataStore`], reading a slot inside a page it has found;
 //! [`SparseSet`]'s append within capacity on insertion, the length an
 //! [`AppendRun`](sparse_set::AppendRun) sets over the values it wrote, and the mutable join's
-//! disjoint `&mut`; [`HandleMap`]'s read of the value at a dense position its slot names;
-//! [`BitSet::insert`]'s word and summary writes below the universe; the prefetch instruction
+//! disjoint `&mut`; [`HandleMap`]'s reads (shared and mutable) of the value at a dense
+//! position its slot names; the word and summary writes of [`BitSet::insert`] and
+//! [`BitSet::try_insert`] below the universe; the prefetch instruction
 //! behind [`hint::prefetch`]; in data buffers, string reads of validated bytes
 //! (`from_utf8_unchecked`) and, on x86-64, the SSE2 compare that finds a key in a lookup;
 //! and, with the `bytemuck` feature, the `Pod` impls of optional handles (also for the types
