@@ -1210,6 +1210,13 @@ impl World {
     /// [`Changed<T>`](crate::Changed) and [`removed`](World::removed) need it; types that are
     /// not tracked pay nothing. Idempotent.
     ///
+    /// # Panics
+    ///
+    /// If `T` is not registered and is a reference to a registered component type or a
+    /// tuple of them (`track::<&Pos>()` for `Pos`), as lookups do (see
+    /// [`Component`](crate::Component)): to track a stored reference or tuple type, register
+    /// it first.
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// world.track::<u32>();
@@ -1221,7 +1228,11 @@ impl World {
     /// ```
     pub fn track<T: Component>(&mut self) {
         self.flush();
-        let id = self.components.register::<T>();
+        // `id` refuses a misspelled component type, which `register` would take as a new one.
+        let id = match self.components.id::<T>() {
+            Some(id) => id,
+            None => self.components.register::<T>(),
+        };
         let now = self.change_tick();
         self.components.columns[id.index()].any_mut().track(now);
     }

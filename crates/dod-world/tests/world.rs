@@ -286,6 +286,12 @@ fn a_reference_or_tuple_of_component_types_is_refused_naming_the_type() {
         msg.contains("`(world::Enemy,)`") && msg.contains(tuple),
         "{msg}"
     );
+    let msg = panic_message(|| world.track::<&Pos>());
+    assert!(
+        msg.contains("`&world::Pos`") && msg.contains(reference),
+        "{msg}"
+    );
+    assert!(!world.is_tracked::<Pos>());
     // Nothing was lost or added on the way.
     assert_eq!(world.get::<Pos>(e), Some(&Pos(1.0)));
     assert_eq!(world.get::<Vel>(e), Some(&Vel(2.0)));
@@ -303,6 +309,9 @@ fn a_reference_or_tuple_of_component_types_is_refused_naming_the_type() {
     assert_eq!(world.get::<(Pos, Vel)>(fly), Some(&(Pos(1.0), Vel(1.0))));
     assert_eq!(world.get::<&Pos>(e), None);
     assert!(!world.has::<(Pos, Vel)>(e));
+    // A registered reference type is tracked like any other.
+    world.track::<&Pos>();
+    assert!(world.is_tracked::<&Pos>() && !world.is_tracked::<Pos>());
     world.assert_invariants();
 }
 
