@@ -15,8 +15,9 @@
 //! `generation | world_id << 16`, plus `1 << 31` when vacant), `free` (the free queue, oldest
 //! first), `components` (a map from each saved type's name to its `(index, value)` pairs),
 //! `data` (the [`DataStore`] bytes of the live entities' data, compacted: after a load the
-//! store's buffer is the size of its data, and grows again as data is set) and `data_names` (the names of the data keys, each as its
-//! path segments, which the bytes do not hold; a save without the field loads with no names).
+//! store's buffer is the size of its data, and grows again as data is set) and `data_names`
+//! (the names of the data keys, each as its path segments, which the bytes do not hold; a
+//! save without the field loads with no names).
 //! Loading checks everything and returns an error, never a panic and never a broken world:
 //! an unknown component name, an entity given one component twice, a component or data of a
 //! dead entity, a malformed allocator and a name the registry refuses are all errors.
