@@ -179,10 +179,9 @@ impl Commands {
     #[track_caller]
     pub fn spawn_unnamed<B: Bundle>(&mut self, bundle: B) {
         crate::bundle::check_distinct::<B>();
-        self.commands
-            .push(Command::Run(Box::new(move |world: &mut World| {
-                world.spawn(bundle);
-            })));
+        self.push(move |world| {
+            world.spawn(bundle);
+        });
     }
 
     /// Records a command of the caller's own: `f` runs with the world when the commands are
