@@ -61,6 +61,9 @@
 //! - Change tracking: [`World::track`], [`QueryState`] with [`Added`] and [`Changed`],
 //!   [`World::removed`], [`World::maintain`], and the wrap-around of [`Tick`].
 //! - Hooks: [`World::on_insert`], [`World::on_remove`], [`World::remove_hooks`].
+//! - Systems side by side: [`World::share`] hands out [`Shared`], whose queries check
+//!   their borrows at run time, and whose [`Entities`] reserve the entities a system's
+//!   [`Commands`] spawn; [`World::query_ref`] for read-only queries on `&World`.
 //! - Commands: [`Commands`], [`World::apply`], [`World::reserve_entity`].
 //! - Views: [`World::entity`], [`World::entity_mut`], [`World::view_mut`].
 //! - Entities and the limits of world ids: [`Entity`], [`Entities`].

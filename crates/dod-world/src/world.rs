@@ -2309,7 +2309,8 @@ impl Shared<'_> {
 }
 
 impl<'w> Shared<'w> {
-    /// A query with runtime borrow checks; see [`Query`].
+    /// A query with runtime borrow checks; see [`Query`]. Each `&mut T` it hands out of a
+    /// tracked type marks the value changed, written or not (see [`Changed`](crate::Changed)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();

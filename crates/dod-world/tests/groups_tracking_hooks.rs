@@ -493,6 +493,25 @@ fn a_load_keeps_hooks_tracking_and_groups() {
 }
 
 #[test]
+fn a_change_filter_outside_a_query_state_panics_naming_it() {
+    let mut world = World::new();
+    world.track::<Pos>();
+    world.spawn((Pos(0.0),));
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        world.query::<Entity>().filter::<Changed<Pos>>().count();
+    }))
+    .expect_err("a change filter needs a QueryState");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    let pos = std::any::type_name::<Pos>();
+    assert!(
+        msg.starts_with(&format!("Changed<{pos}> holds a change filter")),
+        "{msg}"
+    );
+    // The world is usable afterwards.
+    assert_eq!(world.query::<&Pos>().count(), 1);
+}
+
+#[test]
 fn a_query_state_run_on_a_second_world_panics() {
     let mut a = World::new();
     let mut b = World::new();
@@ -508,6 +527,12 @@ fn a_query_state_run_on_a_second_world_panics() {
     .expect_err("another world");
     let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(msg.contains("ran on another world before"), "{msg}");
+    // Named as the user wrote it, without the crate's module paths.
+    let pos = std::any::type_name::<Pos>();
+    assert!(
+        msg.starts_with(&format!("QueryState<Entity, Changed<{pos}>>")),
+        "{msg}"
+    );
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         changed.query_shared(b.share()).count();
     }))

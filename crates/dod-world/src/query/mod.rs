@@ -557,7 +557,8 @@ where
     /// panic goes on after the query's borrows are released; the world stays valid.
     ///
     /// A query with no required component (only `Entity` and `Option`s) visits every live
-    /// entity.
+    /// entity. Of a tracked type, each `&mut T` handed to `f` marks its value changed, written
+    /// or not (see [`Changed`]): ask for `&T` to read.
     ///
     /// ```
     /// use dod_world::World;
@@ -1150,6 +1151,67 @@ fn change_filter_without_state<G>() -> ! {
     panic!(
         "{} holds a change filter, which answers relative to a query's last run: name it in \
          a QueryState (QueryState<Q, F>), which remembers one",
-        core::any::type_name::<G>()
+        public_type_name::<G>()
     )
+}
+
+/// The name of `T` as a user writes it: [`core::any::type_name`] without this crate's module
+/// paths (`Changed<game::Pos>`, not `dod_world::query::filter::Changed<game::Pos>`), as every
+/// public type of the crate is reached from its root. For panic messages.
+pub(crate) fn public_type_name<T: ?Sized>() -> String {
+    without_crate_paths(core::any::type_name::<T>())
+}
+
+/// `name` with every `dod_world::` path (the crate and its lowercase module segments) left
+/// out where it starts a path, not inside another crate's name.
+fn without_crate_paths(name: &str) -> String {
+    const CRATE: &str = "dod_world::";
+    let mut out = String::with_capacity(name.len());
+    let mut rest = name;
+    while let Some(at) = rest.find(CRATE) {
+        out.push_str(&rest[..at]);
+        let starts_path = out
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+        let mut tail = &rest[at + CRATE.len()..];
+        if starts_path {
+            while let Some(end) = tail.find("::") {
+                let segment = &tail[..end];
+                let is_module = !segment.is_empty()
+                    && segment.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+                if !is_module {
+                    break;
+                }
+                tail = &tail[end + 2..];
+            }
+        } else {
+            out.push_str(CRATE);
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::{public_type_name, without_crate_paths};
+    use crate::{Changed, Entity, With};
+
+    #[test]
+    fn public_names_leave_out_the_crate_paths() {
+        assert_eq!(public_type_name::<Changed<u32>>(), "Changed<u32>");
+        assert_eq!(
+            public_type_name::<(Entity, With<u8>, Changed<u16>)>(),
+            "(Entity, With<u8>, Changed<u16>)"
+        );
+        assert_eq!(
+            without_crate_paths(
+                "dod_world::query::state::QueryState<game::Pos, my_dod_world::a::B>"
+            ),
+            "QueryState<game::Pos, my_dod_world::a::B>"
+        );
+        assert_eq!(without_crate_paths("game::Pos"), "game::Pos");
+    }
 }

@@ -139,8 +139,8 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
                 "QueryState<{}, {}> ran on another world before: its last run is a tick of \
                  that world, so changes in this one would be missed; keep one QueryState per \
                  world",
-                core::any::type_name::<Q>(),
-                core::any::type_name::<F>()
+                super::public_type_name::<Q>(),
+                super::public_type_name::<F>()
             ),
         }
     }
