@@ -283,7 +283,7 @@ impl Commands {
                     true
                 }
                 Command::SpawnReserved(e, f) => {
-                    if dod::Key::type_id(e) != world.entities().world_id() {
+                    if e.world_id() != world.entities().world_id() {
                         reserved_elsewhere(e, world.entities().world_id());
                     }
                     f(world, e)
@@ -332,6 +332,6 @@ fn reserved_elsewhere(e: Entity, here: u16) -> ! {
         "Commands::spawn reserved {e} from the entities of world {} and the commands were \
          applied to world {here} (another world, or this one after it loaded a save, which \
          takes the save's id): apply commands to the world whose entities named their spawns",
-        dod::Key::type_id(e)
+        e.world_id()
     )
 }

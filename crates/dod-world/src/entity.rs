@@ -84,6 +84,21 @@ impl Entity {
         Key::generation(self).get()
     }
 
+    /// The id of the world that spawned or reserved the entity: its
+    /// [`Entities::world_id`] (which `Debug` prints as `type_id`, the name of this part of a
+    /// [`dod::Key`]).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// assert_eq!(e.world_id(), world.entities().world_id());
+    /// assert!(format!("{e:?}").contains(&format!("type_id: {}", e.world_id())));
+    /// ```
+    #[inline]
+    pub fn world_id(self) -> u16 {
+        Key::type_id(self)
+    }
+
     /// The entity as 64 bits, for files, scripts and the network; [`from_bits`](Entity::from_bits)
     /// reads it back.
     ///
@@ -110,8 +125,8 @@ impl Entity {
     }
 }
 
-/// The index and the generation, as `3v1` (the world id is left out; `Debug` shows it, as
-/// the key's `type_id`).
+/// The index and the generation, as `3v1` (the [world id](Entity::world_id) is left out;
+/// `Debug` shows it, as the key's `type_id`).
 ///
 /// ```
 /// let mut world = dod_world::World::new();
@@ -298,7 +313,7 @@ impl Entities {
     #[inline(never)]
     pub(crate) fn not_alive(&self, e: Entity) -> NoSuchEntity {
         debug_assert!(!self.is_alive(e), "{e} is alive");
-        let entity_world = Key::type_id(e);
+        let entity_world = e.world_id();
         let reason = if entity_world != self.world_id {
             NotAlive::OtherWorld {
                 entity_world,

@@ -32,7 +32,7 @@ pub struct NoSuchEntity {
 /// assert_eq!(
 ///     world.entity(other).unwrap_err().reason(),
 ///     NotAlive::OtherWorld {
-///         entity_world: dod::Key::type_id(other),
+///         entity_world: other.world_id(),
 ///         this_world: world.entities().world_id(),
 ///     }
 /// );
