@@ -518,7 +518,7 @@ impl World {
 
     /// Whether the world is applying the commands hooks recorded (a command it is making
     /// may be a closure of [`Commands::push`]).
-    #[cfg_attr(not(feature = "serde"), allow(dead_code))]
+    #[cfg(feature = "serde")]
     pub(crate) fn in_hook_round(&self) -> bool {
         self.in_hooks
     }

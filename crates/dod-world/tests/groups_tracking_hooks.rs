@@ -497,11 +497,9 @@ fn a_change_filter_outside_a_query_state_panics_naming_it() {
     let mut world = World::new();
     world.track::<Pos>();
     world.spawn((Pos(0.0),));
-    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        world.query::<Entity>().filter::<Changed<Pos>>().count();
-    }))
-    .expect_err("a change filter needs a QueryState");
-    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    let err = quietly(|| world.query::<Entity>().filter::<Changed<Pos>>().count())
+        .expect_err("a change filter needs a QueryState");
+    let msg = panic_text(err);
     let pos = std::any::type_name::<Pos>();
     assert!(
         msg.starts_with(&format!("Changed<{pos}> holds a change filter")),
@@ -521,11 +519,8 @@ fn a_query_state_run_on_a_second_world_panics() {
     }
     let mut changed = QueryState::<Entity, Changed<Pos>>::new();
     assert_eq!(changed.query(&mut a).count(), 1);
-    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        changed.query(&mut b).count();
-    }))
-    .expect_err("another world");
-    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    let err = quietly(|| changed.query(&mut b).count()).expect_err("another world");
+    let msg = panic_text(err);
     assert!(msg.contains("ran on another world before"), "{msg}");
     // Named as the user wrote it, without the crate's module paths.
     let pos = std::any::type_name::<Pos>();
@@ -794,6 +789,17 @@ impl Drop for Armed {
 
 fn quietly<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+}
+
+/// The message of a caught panic: its `String` or `&str` payload, empty for any other.
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p
+            .downcast::<&str>()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    }
 }
 
 /// The entities that have both an `A` and a `B`, as a query finds them.
@@ -1318,14 +1324,9 @@ fn a_pushed_command_of_a_hook_may_not_load() {
             let _ = world.load(&mut serde_json::Deserializer::from_str(&save));
         });
     });
-    let panicked = quietly(|| world.spawn((Fuse(0),)));
-    let message = match panicked {
-        Ok(_) => panic!("a load from a hook round panics"),
-        Err(p) => match p.downcast::<&str>() {
-            Ok(s) => s.to_string(),
-            Err(p) => p.downcast::<String>().map(|s| *s).unwrap_or_default(),
-        },
-    };
+    let message = panic_text(
+        quietly(|| world.spawn((Fuse(0),))).expect_err("a load from a hook round panics"),
+    );
     assert!(
         message.contains("World::load called by a command a hook"),
         "{message}"
