@@ -96,6 +96,14 @@ impl Tag {
         Tag(generation as u32 | ((type_id as u32) << 16) & Self::TYPE_ID | Self::VACANT)
     }
 
+    /// The tag of a new slot's first item: generation 1, in a container with `type_id` (as in
+    /// [`vacant`](Tag::vacant)); equal to `Tag::vacant(0, type_id).occupy()`, in a form where
+    /// the compiler sees that it is occupied and its generation non-zero.
+    #[inline(always)]
+    pub(crate) const fn born(type_id: u16) -> Tag {
+        Tag(((type_id as u32) << 16) & Self::TYPE_ID | 1)
+    }
+
     /// The tag of a key, or `None` if the key is malformed (bit 31 of its tag set).
     ///
     /// ```
@@ -616,6 +624,16 @@ mod tests {
         }
         assert!(t.is_retired());
         assert_eq!(t.occupy(), None);
+    }
+
+    #[test]
+    fn a_born_tag_is_a_new_slot_occupied() {
+        for type_id in [0, 1, 2, 0x1234, 0x7FFE, 0x7FFF, 0x8000, 0xFFFF] {
+            assert_eq!(
+                Tag::born(type_id),
+                Tag::vacant(0, type_id).occupy().unwrap()
+            );
+        }
     }
 
     /// A key type whose tag has bit 31 set: what a forged bit pattern looks like.

@@ -180,6 +180,9 @@ pub struct Pool<T, K: Key = Handle> {
     /// A lower bound on the lowest hole under `LowestFirst` (invariant 4).
     first_hole: usize,
     type_id: u16,
+    /// `K::MAX_SLOTS` under `Fifo`, 0 under `LowestFirst`: `try_insert` appends a slot born
+    /// occupied while `slots.len()` is below it.
+    append_below: u32,
     _key: PhantomData<fn(K) -> K>,
 }
 
@@ -272,6 +275,7 @@ impl<T, K: Key> Pool<T, K> {
             blocked: None,
             first_hole: usize::MAX,
             type_id: 0,
+            append_below: K::MAX_SLOTS,
             _key: PhantomData,
         }
     }
@@ -364,6 +368,10 @@ impl<T, K: Key> Pool<T, K> {
             return;
         }
         self.reuse = reuse;
+        self.append_below = match reuse {
+            Reuse::Fifo => K::MAX_SLOTS,
+            Reuse::LowestFirst => 0,
+        };
         self.free.clear();
         match reuse {
             Reuse::Fifo => {
@@ -672,18 +680,18 @@ impl<T, K: Key> Pool<T, K> {
         // The common FIFO cases inline, in the order `claim` decides them: pop the oldest
         // hole past `min_free`, or append a slot that is born occupied (no vacant entry is
         // written and then filled).
-        if self.reuse == Reuse::Fifo {
-            if self.free.len() > self.free.min_free() {
-                // Linked slots are vacant and not retired (invariant 3).
-                let i = self.free.pop_front(self.slots.as_slice()) as usize;
-                let tag = self.slots[i].fill(value);
-                self.alive.set_bit(i);
-                self.len += 1;
-                return Ok(tag.key(i as u32));
-            }
-            if (self.slots.len() as u64) < u64::from(K::MAX_SLOTS) {
-                return Ok(self.push_item(value));
-            }
+        if self.free.len() > self.free.min_free() {
+            // Under `LowestFirst` the list is empty (invariant 3), so this is `Fifo`; linked
+            // slots are vacant and not retired.
+            debug_assert!(self.reuse == Reuse::Fifo);
+            let i = self.free.pop_front(self.slots.as_slice()) as usize;
+            let tag = self.slots[i].fill(value);
+            self.alive.set_bit(i);
+            self.len += 1;
+            return Ok(tag.key(i as u32));
+        }
+        if (self.slots.len() as u64) < u64::from(self.append_below) {
+            return Ok(self.push_item(value));
         }
         match self.claim() {
             Some(i) => Ok(self.fill(i, value)),
@@ -697,9 +705,7 @@ impl<T, K: Key> Pool<T, K> {
     fn push_item(&mut self, value: T) -> K {
         debug_assert!(self.reuse == Reuse::Fifo && self.blocked.is_none());
         let i = self.slots.len();
-        let tag = Tag::vacant(0, self.type_id)
-            .occupy()
-            .unwrap_or_else(|| unreachable!("a slot at generation 0 is not retired"));
+        let tag = Tag::born(self.type_id);
         self.slots.push(Entry::occupied(tag, value));
         // `i` is the universe of `alive` (invariant 1), which this grows by one.
         self.alive.push_set(i);
@@ -1387,6 +1393,11 @@ impl<T, K: Key> Pool<T, K> {
             self.slots.len() as u64 <= u64::from(K::MAX_SLOTS),
             "more slots than the key type addresses"
         );
+        let append_below = match self.reuse {
+            Reuse::Fifo => K::MAX_SLOTS,
+            Reuse::LowestFirst => 0,
+        };
+        assert_eq!(self.append_below, append_below, "append_below");
         let mut retired = BitSet::with_universe(self.slots.len());
         let mut reusable = 0usize;
         for (i, e) in self.slots.iter().enumerate() {
@@ -1481,6 +1492,7 @@ impl<T: Clone, K: Key> Clone for Pool<T, K> {
             blocked: self.blocked.clone(),
             first_hole: self.first_hole,
             type_id: self.type_id,
+            append_below: self.append_below,
             _key: PhantomData,
         }
     }
