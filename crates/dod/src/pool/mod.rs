@@ -28,6 +28,9 @@
 //!    `None` while no slot is retired and `alive ∪ retired` once one is, and vacant slots are
 //!    searched in it instead of in `alive`; no vacant, non-retired slot has an index below
 //!    `first_hole` (`usize::MAX` says there is none at all).
+//! 5. `append_below` is `K::MAX_SLOTS` with [`Reuse::Fifo`] and 0 with [`Reuse::LowestFirst`]:
+//!    an insertion that finds no hole to reuse appends a slot while `slots.len()` is below it,
+//!    so the policy and the key type's bound are one comparison.
 //!
 //! A key resolves only if its slot's tag [`matches`](Tag::matches) it: occupied, same
 //! generation, same type id, in one comparison. Generations only grow and a slot retires
@@ -180,8 +183,7 @@ pub struct Pool<T, K: Key = Handle> {
     /// A lower bound on the lowest hole under `LowestFirst` (invariant 4).
     first_hole: usize,
     type_id: u16,
-    /// `K::MAX_SLOTS` under `Fifo`, 0 under `LowestFirst`: `try_insert` appends a slot born
-    /// occupied while `slots.len()` is below it.
+    /// `K::MAX_SLOTS` under `Fifo`, 0 under `LowestFirst` (invariant 5).
     append_below: u32,
     _key: PhantomData<fn(K) -> K>,
 }
@@ -681,8 +683,8 @@ impl<T, K: Key> Pool<T, K> {
         // hole past `min_free`, or append a slot that is born occupied (no vacant entry is
         // written and then filled).
         if self.free.len() > self.free.min_free() {
-            // Under `LowestFirst` the list is empty (invariant 3), so this is `Fifo`; linked
-            // slots are vacant and not retired.
+            // Under `LowestFirst` the list is empty (invariant 4), so this is `Fifo`; linked
+            // slots are vacant and not retired (invariant 3).
             debug_assert!(self.reuse == Reuse::Fifo);
             let i = self.free.pop_front(self.slots.as_slice()) as usize;
             let tag = self.slots[i].fill(value);
