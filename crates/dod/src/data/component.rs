@@ -115,7 +115,10 @@ impl DataComponent {
     /// Reads a component from bytes written by [`as_bytes`](DataComponent::as_bytes), checking
     /// all of them first (O(n)): the magic, version and key hash id, every count, offset and
     /// size, the type tags, that strings are UTF-8, that keys are sorted and unique and that no
-    /// two values overlap. Bytes are copied once. The component keeps no names.
+    /// two values overlap. Bytes are copied once. The component keeps no names. The checks are
+    /// of structure, not integrity: a changed byte inside a value or a key hash can give a
+    /// valid component with other content, so keep a checksum beside the bytes where storage
+    /// or transport may corrupt them.
     ///
     /// ```
     /// # use dod::data::{DataComponent, DecodeError};

@@ -1084,6 +1084,9 @@ impl<K: Key> DataStore<K> {
     /// inside the buffer and overlaps no other, and every component as [`DataView::new`]
     /// does. The buffer is copied once, front to back, each component checked in the copy
     /// right behind it; the allocator's free lists and bits are rebuilt from the blocks in use.
+    /// The checks are of structure, not integrity: a changed byte inside a value, a key hash or
+    /// an entity's generation can give a valid store with other content, so keep a checksum
+    /// beside the bytes where storage or transport may corrupt them.
     ///
     /// What the load allocates follows the input: slots far apart cost a 1 KiB page each, and
     /// the slot table holds at most about 4 KiB per slot read, plus 8 KiB once (the pages, a
