@@ -28,13 +28,14 @@ fn exercise<K: Key>(mut s: DataStore<K>) {
         // generation under another type id is foreign: neither enters, nothing is allocated.
         assert_eq!(s.try_insert(*e).map_err(|x| x.kind()), Ok(false));
         let before = s.memory_usage();
-        if let Some(g) = NonZeroU16::new(e.generation().get() - 1) {
+        let generation = NonZeroU16::new(e.generation()).expect("a loaded key has a generation");
+        if let Some(g) = NonZeroU16::new(generation.get() - 1) {
             let older = K::from_parts(e.index(), g, e.type_id());
             let err = s.try_insert(older).unwrap_err().kind();
             assert_eq!(err, InsertErrorKind::StaleKey);
         }
         if K::MAX_TYPE_ID > 0 {
-            let other = K::from_parts(e.index(), e.generation(), e.type_id() ^ 1);
+            let other = K::from_parts(e.index(), generation, e.type_id() ^ 1);
             let err = s.try_insert(other).unwrap_err().kind();
             assert_eq!(err, InsertErrorKind::ForeignKey);
         }

@@ -48,8 +48,8 @@ impl Key for Raw {
     fn index(self) -> u32 {
         self.0 as u32
     }
-    fn generation(self) -> NonZeroU16 {
-        NonZeroU16::new(Raw::generation(self)).unwrap_or(NonZeroU16::MIN)
+    fn generation(self) -> u16 {
+        Raw::generation(self)
     }
     fn type_id(self) -> u16 {
         Raw::type_id(self)

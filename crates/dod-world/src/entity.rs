@@ -81,7 +81,7 @@ impl Entity {
     /// ```
     #[inline]
     pub fn generation(self) -> u16 {
-        Key::generation(self).get()
+        Key::generation(self)
     }
 
     /// The id of the world that spawned or reserved the entity: its

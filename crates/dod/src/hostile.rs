@@ -34,8 +34,8 @@ impl Key for Hostile {
             self.0
         }
     }
-    fn generation(self) -> NonZeroU16 {
-        self.2
+    fn generation(self) -> u16 {
+        self.2.get()
     }
     fn type_id(self) -> u16 {
         0

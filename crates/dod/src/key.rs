@@ -44,7 +44,7 @@ use core::num::{NonZeroU16, NonZeroU32, NonZeroU64};
 /// use dod::{Handle, Handle32, Key};
 ///
 /// fn describe<K: Key>(k: K) -> (u32, u16) {
-///     (k.index(), k.generation().get())
+///     (k.index(), k.generation())
 /// }
 /// let g = NonZeroU16::new(7).unwrap();
 /// assert_eq!(describe(Handle::from_parts(3, g, 0)), (3, 7));
@@ -66,8 +66,9 @@ pub trait Key: Copy + Eq + Ord + Hash + fmt::Debug + Send + Sync + 'static {
     /// The slot index.
     fn index(self) -> u32;
 
-    /// The generation of the slot when this key was handed out.
-    fn generation(self) -> NonZeroU16;
+    /// The generation of the slot when this key was handed out (at least 1 in a key a
+    /// container handed out; a forged key may say 0, and no container resolves it).
+    fn generation(self) -> u16;
 
     /// The type id stamped by the container that handed this key out (0 when there is none).
     fn type_id(self) -> u16;
@@ -76,7 +77,7 @@ pub trait Key: Copy + Eq + Ord + Hash + fmt::Debug + Send + Sync + 'static {
     /// compares against its slot in one instruction.
     #[inline]
     fn tag(self) -> u32 {
-        u32::from(self.generation().get()) | (u32::from(self.type_id()) << 16)
+        u32::from(self.generation()) | (u32::from(self.type_id()) << 16)
     }
 
     /// Builds a key from a slot index and a [`tag`](Key::tag) (`generation | type_id << 16`,
@@ -248,8 +249,8 @@ impl Key for Handle {
         Handle::index(self)
     }
     #[inline]
-    fn generation(self) -> NonZeroU16 {
-        NonZeroU16::new(Handle::generation(self)).unwrap_or(NonZeroU16::MIN)
+    fn generation(self) -> u16 {
+        Handle::generation(self)
     }
     #[inline]
     fn type_id(self) -> u16 {
@@ -392,8 +393,8 @@ impl Key for Handle32 {
         Handle32::index(self)
     }
     #[inline]
-    fn generation(self) -> NonZeroU16 {
-        NonZeroU16::new(Handle32::generation(self)).unwrap_or(NonZeroU16::MIN)
+    fn generation(self) -> u16 {
+        Handle32::generation(self)
     }
     #[inline]
     fn type_id(self) -> u16 {
@@ -438,6 +439,7 @@ impl Key for Handle32 {
 /// let mut bones: HandleMap<[f32; 3], BoneId> = HandleMap::with_key();
 /// let root = bones.insert([0.0; 3]);
 /// assert_eq!(root.index(), 0);
+/// assert_eq!(orc.generation(), 1); // through `Key`, the same number as the raw handle's
 /// assert_eq!(Handle::from(orc).generation(), 1);
 /// assert_eq!(core::mem::size_of::<Option<BoneId>>(), 4);
 /// ```
@@ -480,7 +482,7 @@ macro_rules! new_handle_type {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(::core::stringify!($name))
                     .field("index", &$crate::Key::index(self.0))
-                    .field("generation", &$crate::Key::generation(self.0).get())
+                    .field("generation", &$crate::Key::generation(self.0))
                     .field("type_id", &$crate::Key::type_id(self.0))
                     .finish()
             }
@@ -512,7 +514,7 @@ macro_rules! new_handle_type {
                 $crate::Key::index(self.0)
             }
             #[inline]
-            fn generation(self) -> ::core::num::NonZeroU16 {
+            fn generation(self) -> u16 {
                 $crate::Key::generation(self.0)
             }
             #[inline]

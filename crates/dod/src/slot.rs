@@ -369,7 +369,7 @@ impl Unresolved {
         if t & Tag::VACANT != 0 {
             panic!("malformed key {key:?}: bit 31 of its tag is set, which no {c} hands out")
         }
-        // The tag's bits, not `Key::generation`, which cannot say 0.
+        // The tag's bits, which are what the containers compare.
         let generation = (t & 0xFFFF) as u16;
         if generation == 0 {
             panic!("malformed key {key:?}: generation 0, which no {c} hands out")
@@ -648,8 +648,8 @@ mod tests {
         fn index(self) -> u32 {
             self.0
         }
-        fn generation(self) -> NonZeroU16 {
-            NonZeroU16::MIN
+        fn generation(self) -> u16 {
+            1
         }
         fn type_id(self) -> u16 {
             0

@@ -891,8 +891,8 @@ impl Key for Malformed {
     fn index(self) -> u32 {
         self.0
     }
-    fn generation(self) -> std::num::NonZeroU16 {
-        std::num::NonZeroU16::new(self.1).unwrap_or(std::num::NonZeroU16::MIN)
+    fn generation(self) -> u16 {
+        self.1
     }
     fn type_id(self) -> u16 {
         0

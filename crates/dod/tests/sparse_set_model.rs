@@ -35,8 +35,8 @@ impl Key for Forged {
     fn index(self) -> u32 {
         self.0
     }
-    fn generation(self) -> NonZeroU16 {
-        NonZeroU16::new(self.1).unwrap_or(NonZeroU16::MIN)
+    fn generation(self) -> u16 {
+        self.1
     }
     fn type_id(self) -> u16 {
         0

@@ -254,8 +254,8 @@ impl Key for TagOnly {
     fn index(self) -> u32 {
         0
     }
-    fn generation(self) -> NonZeroU16 {
-        NonZeroU16::new(self.0 as u16).unwrap_or(NonZeroU16::MIN)
+    fn generation(self) -> u16 {
+        self.0 as u16
     }
     fn type_id(self) -> u16 {
         (self.0 >> 16) as u16 & 0x7FFF
