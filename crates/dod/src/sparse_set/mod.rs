@@ -1254,7 +1254,7 @@ impl<T, E: SparseKey, const PAGE: usize> Index<E> for SparseSet<T, PAGE> {
     fn index(&self, e: E) -> &T {
         match self.get(e) {
             Some(v) => v,
-            None => missing(e),
+            None => missing(e, self.slot(e.sparse_index())),
         }
     }
 }
@@ -1269,7 +1269,7 @@ impl<T, E: SparseKey, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
     fn index_mut(&mut self, e: E) -> &mut T {
         match self.position(e) {
             Some(pos) => &mut self.values[pos],
-            None => missing(e),
+            None => missing(e, self.slot(e.sparse_index())),
         }
     }
 }
@@ -1302,26 +1302,57 @@ fn position_in<E: SparseKey>(slot: Slot, e: E) -> Option<usize> {
 
 #[cold]
 #[track_caller]
-fn missing<E: SparseKey>(e: E) -> ! {
+fn missing<E: SparseKey>(e: E, slot: Slot) -> ! {
     let i = e.sparse_index();
-    match e.sparse_tag().map(Tag::from_bits) {
-        Some(t) if t.is_vacant() => {
-            panic!(
-                "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, or \
-                 generation 0)"
-            )
+    let Some(t) = e.sparse_tag().map(Tag::from_bits) else {
+        // A plain index names whatever entry its index holds: there is none.
+        panic!("SparseSet: no value for entity {i}")
+    };
+    if t.is_vacant() {
+        panic!(
+            "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, or \
+             generation 0)"
+        )
+    }
+    /// The key's parts, as `insert`'s panics print them: `(index 3, generation 2)`, with the
+    /// type id if it has one.
+    struct Parts(u32, Tag);
+    impl fmt::Display for Parts {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "(index {}, generation {}", self.0, self.1.generation())?;
+            match self.1.type_id() {
+                0 => f.write_str(")"),
+                id => write!(f, ", type id {id})"),
+            }
         }
-        Some(t) if t.type_id() != 0 => panic!(
-            "SparseSet: no value for entity {i} at generation {}, type id {} (absent, stale or \
-             foreign)",
-            t.generation(),
-            t.type_id()
-        ),
-        Some(t) => panic!(
-            "SparseSet: no value for entity {i} at generation {} (absent or stale)",
-            t.generation()
-        ),
-        None => panic!("SparseSet: no value for entity {i}"),
+    }
+    let key = Parts(i, t);
+    let held = Tag::from_bits(slot_tag(slot));
+    if decode(slot).is_none() {
+        panic!("SparseSet: no value for key {key}: the set holds nothing at index {i}")
+    } else if slot_tag(slot) == 0 {
+        panic!(
+            "SparseSet: no value for key {key}: the entry of index {i} was inserted by a plain \
+             index, which no key names"
+        )
+    } else if held.generation() > t.generation() {
+        panic!(
+            "SparseSet: no value for stale key {key}: the entry holds generation {}, a later \
+             entity's",
+            held.generation()
+        )
+    } else if held.generation() < t.generation() {
+        panic!(
+            "SparseSet: no value for key {key}: the entry holds generation {}, a dead entity's \
+             (inserting the key replaces it)",
+            held.generation()
+        )
+    } else {
+        panic!(
+            "SparseSet: no value for foreign key {key}: the entry holds type id {} at that \
+             generation, another allocator's",
+            held.type_id()
+        )
     }
 }
 
@@ -1468,11 +1499,54 @@ mod tests {
         assert!(s.entry(u32::MAX - 1).is_none());
     }
 
+    /// The message of `s[key]`'s panic.
+    fn index_panic<K: SparseKey + Key>(s: &SparseSet<u8>, key: K) -> std::string::String {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s[key]));
+        let payload = r.expect_err("the index resolved");
+        match payload.downcast::<std::string::String>() {
+            Ok(m) => *m,
+            Err(p) => std::string::String::from(*p.downcast::<&str>().expect("a text message")),
+        }
+    }
+
     #[test]
-    #[should_panic(expected = "no value for entity 3 at generation 2")]
-    fn index_panics_with_the_key() {
-        let s = SparseSet::<u8>::new();
-        let _ = s[Handle::new(3, 2, 0).unwrap()];
+    fn index_panics_say_why_the_key_does_not_resolve() {
+        let mut s = SparseSet::<u8>::new();
+        s.insert(Handle::new(2, 5, 3).unwrap(), 1);
+        s.insert(4u32, 2);
+        let cases = [
+            (
+                Handle::new(3, 2, 0).unwrap(),
+                "no value for key (index 3, generation 2): the set holds nothing at index 3",
+            ),
+            (
+                Handle::new(2, 4, 3).unwrap(),
+                "no value for stale key (index 2, generation 4, type id 3): the entry holds \
+                 generation 5, a later entity's",
+            ),
+            (
+                Handle::new(2, 6, 3).unwrap(),
+                "no value for key (index 2, generation 6, type id 3): the entry holds \
+                 generation 5, a dead entity's",
+            ),
+            (
+                Handle::new(2, 5, 1).unwrap(),
+                "no value for foreign key (index 2, generation 5, type id 1): the entry holds \
+                 type id 3 at that generation",
+            ),
+            (
+                Handle::new(4, 1, 0).unwrap(),
+                "no value for key (index 4, generation 1): the entry of index 4 was inserted by \
+                 a plain index",
+            ),
+        ];
+        for (key, expected) in cases {
+            let msg = index_panic(&s, key);
+            assert!(msg.contains(expected), "{key:?}: {msg}");
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s[7u32]));
+        let msg = *r.unwrap_err().downcast::<std::string::String>().unwrap();
+        assert_eq!(msg, "SparseSet: no value for entity 7");
     }
 
     #[test]
