@@ -18,7 +18,10 @@ enum Op {
     /// Inserts 64 items and this many more, so that whole words of the alive flags fill.
     InsertRun(u8),
     InsertWithKey,
+    InsertMany(Vec<u32>),
     Remove(usize),
+    /// `remove_many` of the seen keys these pick (stale and repeated ones among them).
+    RemoveMany(Vec<usize>),
     RemoveAt(u32),
     Get(usize),
     Forged(u32, u16, u16),
@@ -48,7 +51,9 @@ fn op() -> impl Strategy<Value = Op> {
         10 => any::<u32>().prop_map(Op::Insert),
         1 => any::<u8>().prop_map(Op::InsertRun),
         1 => Just(Op::InsertWithKey),
+        1 => prop::collection::vec(any::<u32>(), 0..70).prop_map(Op::InsertMany),
         7 => any::<usize>().prop_map(Op::Remove),
+        1 => prop::collection::vec(any::<usize>(), 0..8).prop_map(Op::RemoveMany),
         1 => (0u32..40).prop_map(Op::RemoveAt),
         4 => any::<usize>().prop_map(Op::Get),
         2 => (0u32..40, 0u16..4, 0u16..3).prop_map(|(i, g, t)| Op::Forged(i, g, t)),
@@ -356,6 +361,21 @@ proptest! {
                     if let Some(h) = pick(&seen, k) {
                         prop_assert_eq!(pool.remove(h), model.remove(h));
                     }
+                }
+                Op::InsertMany(values) => {
+                    let keys = pool.insert_many(values.iter().copied());
+                    prop_assert_eq!(keys.len(), values.len());
+                    for (&h, &v) in keys.iter().zip(&values) {
+                        prop_assert!(!seen.contains(&h), "a handle is never handed out twice");
+                        model.insert(h, v);
+                        seen.push(h);
+                    }
+                }
+                Op::RemoveMany(picks) => {
+                    let keys: Vec<Handle> =
+                        picks.iter().filter_map(|&k| pick(&seen, k)).collect();
+                    let removed = keys.iter().filter(|&&h| model.remove(h).is_some()).count();
+                    prop_assert_eq!(pool.remove_many(&keys), removed);
                 }
                 Op::RemoveAt(i) => {
                     let got = pool.remove_at(i);

@@ -715,6 +715,30 @@ impl<T, K: Key> Pool<T, K> {
         tag.key(i as u32)
     }
 
+    /// Inserts every item of `items`, reserving room once, and returns their keys in order.
+    /// O(n) amortised.
+    ///
+    /// # Panics
+    ///
+    /// If the key type cannot address another slot; the items inserted before stay.
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::new();
+    /// let keys = pool.insert_many(["a", "b", "c"]);
+    /// assert_eq!(keys.iter().map(|&k| pool[k]).collect::<Vec<_>>(), ["a", "b", "c"]);
+    /// ```
+    #[track_caller]
+    pub fn insert_many(&mut self, items: impl IntoIterator<Item = T>) -> Vec<K> {
+        let iter = items.into_iter();
+        let (lower, _) = iter.size_hint();
+        self.reserve(lower);
+        let mut keys = Vec::with_capacity(lower);
+        for item in iter {
+            keys.push(self.insert(item));
+        }
+        keys
+    }
+
     /// Inserts the item that `f` makes from its own key, so an item can store the key that
     /// names it. O(1) with [`Reuse::Fifo`], O(log₆₄ n) with [`Reuse::LowestFirst`].
     ///
@@ -1002,6 +1026,19 @@ impl<T, K: Key> Pool<T, K> {
         self.len -= 1;
         self.vacated(i, tag);
         Some(item)
+    }
+
+    /// Removes the items of all `keys` and returns how many were really removed: stale and
+    /// repeated keys are skipped. O(keys.len()).
+    ///
+    /// ```
+    /// let mut pool = dod::Pool::new();
+    /// let keys = pool.insert_many(0..4);
+    /// assert_eq!(pool.remove_many(&[keys[0], keys[0], keys[2]]), 2);
+    /// assert_eq!(pool.len(), 2);
+    /// ```
+    pub fn remove_many(&mut self, keys: &[K]) -> usize {
+        keys.iter().filter(|&&k| self.remove(k).is_some()).count()
     }
 
     /// Removes the item in slot `index` and returns it, or `None` if the slot is a hole or
