@@ -554,8 +554,23 @@ impl PartialEq for DataComponent {
 impl Eq for DataComponent {}
 
 impl fmt::Debug for DataComponent {
+    /// The entries as a map, each key by the path it was set with where the component kept
+    /// it (see [`names`](DataComponent::names)), else by its hash.
+    ///
+    /// ```
+    /// # use dod::data::{DataComponent, DataKey};
+    /// let mut c = DataComponent::new();
+    /// c.set("stats.hp", 3.0);
+    /// c.set(DataKey::from_path("speed"), 1.5); // a hash alone: no name kept
+    /// let shown = format!("{c:?}");
+    /// assert!(shown.contains(r#""stats.hp": 3.0"#), "{shown}");
+    /// assert!(shown.contains("#"), "{shown}");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.view(), f)
+        match &self.names {
+            Some(names) => fmt::Debug::fmt(&names.debug(self.view()), f),
+            None => fmt::Debug::fmt(&self.view(), f),
+        }
     }
 }
 
