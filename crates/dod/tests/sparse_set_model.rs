@@ -175,6 +175,8 @@ enum Op {
     Clear,
     SortByValue,
     SortUnstableDesc,
+    /// `sort_unstable_by_key` by (value, index), a total order.
+    SortUnstableByKey,
     SortAs(Vec<u32>),
     ShrinkToFit,
     Reserve(u8),
@@ -225,6 +227,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Clear),
         1 => Just(Op::SortByValue),
         1 => Just(Op::SortUnstableDesc),
+        1 => Just(Op::SortUnstableByKey),
         1 => prop::collection::vec(0..200u32, 0..30).prop_map(Op::SortAs),
         1 => Just(Op::ShrinkToFit),
         1 => any::<u8>().prop_map(Op::Reserve),
@@ -679,6 +682,14 @@ fn apply(set: &mut Set, model: &mut Model, op: &Op) {
             model.compact();
             model.dense.sort_by_key(|s| match s {
                 Slot::Live { value, index, .. } => std::cmp::Reverse((*value, *index)),
+                Slot::Tomb => unreachable!(),
+            });
+        }
+        Op::SortUnstableByKey => {
+            set.sort_unstable_by_key(|e, v| (*v, e));
+            model.compact();
+            model.dense.sort_by_key(|s| match s {
+                Slot::Live { value, index, .. } => (*value, *index),
                 Slot::Tomb => unreachable!(),
             });
         }

@@ -66,6 +66,20 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         self.apply_order(order);
     }
 
+    /// Sorts the entries in place by a key of `(entity, value)`, not necessarily keeping the
+    /// order of equal entries. Pending tombstones are removed first.
+    ///
+    /// O(n log n).
+    ///
+    /// ```
+    /// let mut s: dod::SparseSet<&str> = [(5u32, "bb"), (2, "c"), (9, "aaa")].into_iter().collect();
+    /// s.sort_unstable_by_key(|_, v| v.len());
+    /// assert_eq!(s.indices(), &[2, 5, 9]);
+    /// ```
+    pub fn sort_unstable_by_key<K: Ord, F: FnMut(u32, &T) -> K>(&mut self, mut key: F) {
+        self.sort_unstable_by(|e1, v1, e2, v2| key(e1, v1).cmp(&key(e2, v2)));
+    }
+
     /// Moves the entries so that position `i` holds the entry that was at `order[i]`, then
     /// relinks every sparse slot. `order` must be a permutation of `0..len`.
     fn apply_order(&mut self, mut order: Vec<usize>) {
