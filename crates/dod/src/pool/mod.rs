@@ -716,7 +716,7 @@ impl<T, K: Key> Pool<T, K> {
     }
 
     /// Inserts every item of `items`, reserving room once, and returns their keys in order.
-    /// O(n) amortised.
+    /// O(n) amortised with [`Reuse::Fifo`], O(n log₆₄ slots) with [`Reuse::LowestFirst`].
     ///
     /// # Panics
     ///

@@ -33,7 +33,7 @@
 //! | `shift_remove`, `retain`, `remove_many`, `compact` | the remaining entries keep their order |
 //! | `defer_remove` | unchanged; a tombstone holds the place until `compact` |
 //! | `sort_by`, `sort_by_key` | sorted, equal entries in their previous order |
-//! | `sort_unstable_by` | sorted |
+//! | `sort_unstable_by`, `sort_unstable_by_key` | sorted |
 //! | `sort_as(other)` | shared entities first, in `other`'s order; the rest unspecified |
 //! | `clear`, `drain` | empty |
 //!
@@ -296,7 +296,7 @@ fn is_malformed(tag: u32) -> bool {
 /// | `get_disjoint_mut` of `N` entities | O(N²) |
 /// | `shift_remove` | O(n) |
 /// | `retain`, `remove_many`, `compact` | O(n + k) |
-/// | `sort_by`, `sort_by_key`, `sort_unstable_by` | O(n log n) |
+/// | `sort_by`, `sort_by_key`, `sort_unstable_by`, `sort_unstable_by_key` | O(n log n) |
 /// | `sort_as` | O(other.len()) |
 ///
 /// ```
@@ -1252,9 +1252,11 @@ impl<T, E: SparseKey, const PAGE: usize> Index<E> for SparseSet<T, PAGE> {
     /// If the set does not hold `e` (absent index, or a key with another tag).
     #[track_caller]
     fn index(&self, e: E) -> &T {
+        // Read once: a key is user code, and the panic must describe the key looked up.
+        let e = ReadKey::of(e);
         match self.get(e) {
             Some(v) => v,
-            None => missing(e, self.slot(e.sparse_index())),
+            None => missing(e, self.slot(e.index)),
         }
     }
 }
@@ -1267,9 +1269,10 @@ impl<T, E: SparseKey, const PAGE: usize> IndexMut<E> for SparseSet<T, PAGE> {
     /// If the set does not hold `e` (absent index, or a key with another tag).
     #[track_caller]
     fn index_mut(&mut self, e: E) -> &mut T {
+        let e = ReadKey::of(e);
         match self.position(e) {
             Some(pos) => &mut self.values[pos],
-            None => missing(e, self.slot(e.sparse_index())),
+            None => missing(e, self.slot(e.index)),
         }
     }
 }
@@ -1298,6 +1301,34 @@ fn position_in<E: SparseKey>(slot: Slot, e: E) -> Option<usize> {
         }
     }
     decode(slot)
+}
+
+/// A key's index and tag, read once, for a lookup whose failure is then described.
+#[derive(Copy, Clone)]
+struct ReadKey {
+    index: u32,
+    tag: Option<u32>,
+}
+
+impl ReadKey {
+    #[inline(always)]
+    fn of<E: SparseKey>(e: E) -> ReadKey {
+        ReadKey {
+            index: e.sparse_index(),
+            tag: e.sparse_tag(),
+        }
+    }
+}
+
+impl SparseKey for ReadKey {
+    #[inline(always)]
+    fn sparse_index(self) -> u32 {
+        self.index
+    }
+    #[inline(always)]
+    fn sparse_tag(self) -> Option<u32> {
+        self.tag
+    }
 }
 
 #[cold]
@@ -1507,6 +1538,30 @@ mod tests {
             Ok(m) => *m,
             Err(p) => std::string::String::from(*p.downcast::<&str>().expect("a text message")),
         }
+    }
+
+    #[test]
+    fn an_index_panic_describes_the_key_it_looked_up() {
+        std::thread_local!(static CALLS: core::cell::Cell<u32> = const { core::cell::Cell::new(0) });
+        /// Answers generation 4 on its first tag read, 5 after: user code may do that.
+        #[derive(Copy, Clone)]
+        struct Fickle;
+        impl SparseKey for Fickle {
+            fn sparse_index(self) -> u32 {
+                1
+            }
+            fn sparse_tag(self) -> Option<u32> {
+                Some(CALLS.with(|c| c.replace(c.get() + 1)).min(1) + 4)
+            }
+        }
+        let mut s = SparseSet::<u8>::new();
+        s.insert(Handle::new(1, 5, 0).unwrap(), 1);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s[Fickle]));
+        let msg = *r.unwrap_err().downcast::<std::string::String>().unwrap();
+        assert!(
+            msg.contains("stale key (index 1, generation 4): the entry holds generation 5"),
+            "{msg}"
+        );
     }
 
     #[test]
