@@ -188,6 +188,14 @@ pub struct Pool<T, K: Key = Handle> {
     _key: PhantomData<fn(K) -> K>,
 }
 
+/// The pool's `append_below` under `reuse` (invariant 5).
+const fn append_below<K: Key>(reuse: Reuse) -> u32 {
+    match reuse {
+        Reuse::Fifo => K::MAX_SLOTS,
+        Reuse::LowestFirst => 0,
+    }
+}
+
 /// `Pool<T, K>` is `Send` and `Sync` through the auto traits, never an `unsafe impl`: these
 /// fail to compile if a field ever stops passing them on from `T`.
 #[allow(dead_code)]
@@ -277,7 +285,7 @@ impl<T, K: Key> Pool<T, K> {
             blocked: None,
             first_hole: usize::MAX,
             type_id: 0,
-            append_below: K::MAX_SLOTS,
+            append_below: append_below::<K>(Reuse::Fifo),
             _key: PhantomData,
         }
     }
@@ -370,10 +378,7 @@ impl<T, K: Key> Pool<T, K> {
             return;
         }
         self.reuse = reuse;
-        self.append_below = match reuse {
-            Reuse::Fifo => K::MAX_SLOTS,
-            Reuse::LowestFirst => 0,
-        };
+        self.append_below = append_below::<K>(reuse);
         self.free.clear();
         match reuse {
             Reuse::Fifo => {
@@ -1432,11 +1437,11 @@ impl<T, K: Key> Pool<T, K> {
             self.slots.len() as u64 <= u64::from(K::MAX_SLOTS),
             "more slots than the key type addresses"
         );
-        let append_below = match self.reuse {
-            Reuse::Fifo => K::MAX_SLOTS,
-            Reuse::LowestFirst => 0,
-        };
-        assert_eq!(self.append_below, append_below, "append_below");
+        assert_eq!(
+            self.append_below,
+            append_below::<K>(self.reuse),
+            "append_below"
+        );
         let mut retired = BitSet::with_universe(self.slots.len());
         let mut reusable = 0usize;
         for (i, e) in self.slots.iter().enumerate() {

@@ -132,7 +132,7 @@ impl<T, K: Key> Pool<T, K> {
             blocked: None,
             first_hole: usize::MAX,
             type_id: r.type_id,
-            append_below: K::MAX_SLOTS,
+            append_below: super::append_below::<K>(Reuse::Fifo),
             _key: PhantomData,
         };
         let mut items = r.items.into_iter();
@@ -176,7 +176,7 @@ impl<T, K: Key> Pool<T, K> {
                     return Err("a freelist for a LowestFirst pool");
                 }
                 pool.reuse = Reuse::LowestFirst;
-                pool.append_below = 0;
+                pool.append_below = super::append_below::<K>(Reuse::LowestFirst);
                 pool.first_hole = 0;
                 pool.blocked = pool.retired_or_alive();
             }
