@@ -168,7 +168,8 @@ impl Model {
     /// What inserting for `e` does: replace at a position, append (`None`), or refuse.
     fn insertion(&self, e: Ent) -> Result<Option<usize>, InsertErrorKind> {
         let index = e.index();
-        if index > self.max_index {
+        // Entries held before `max_index` was lowered below them stay, and can be replaced.
+        if index > self.max_index && self.live_at(index).is_none() {
             let max = self.max_index;
             return Err(InsertErrorKind::IndexAboveMax { index, max });
         }

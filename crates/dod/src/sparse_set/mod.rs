@@ -761,7 +761,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// value back in the error:
     ///
     /// - [`IndexAboveMax`](InsertErrorKind::IndexAboveMax) if the index is above
-    ///   [`max_index`](Self::max_index); nothing is allocated;
+    ///   [`max_index`](Self::max_index) and the set does not hold it (an entry held from
+    ///   before [`set_max_index`](Self::set_max_index) lowered the bound can still be
+    ///   replaced); nothing is allocated;
     /// - [`StaleKey`](InsertErrorKind::StaleKey), [`ForeignKey`](InsertErrorKind::ForeignKey),
     ///   [`MalformedKey`](InsertErrorKind::MalformedKey) for a key the
     ///   [rules](self#keys-plain-indices-and-generational-handles) refuse;
