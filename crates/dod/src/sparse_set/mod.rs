@@ -240,37 +240,12 @@ impl<K: Key> SparseKey for K {
     }
 }
 
-/// A key that is only a tag: lets the set ask [`Tag::age_of`] about the tag of any
-/// [`SparseKey`], so that the rules stay those of [`crate::slot`].
-#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
-struct TagOnly(u32);
-
-impl Key for TagOnly {
-    const MAX_SLOTS: u32 = 0;
-    const MAX_TYPE_ID: u16 = 0x7FFF;
-    fn from_parts(_: u32, generation: NonZeroU16, type_id: u16) -> Self {
-        TagOnly(u32::from(generation.get()) | u32::from(type_id) << 16)
-    }
-    fn index(self) -> u32 {
-        0
-    }
-    fn generation(self) -> u16 {
-        self.0 as u16
-    }
-    fn type_id(self) -> u16 {
-        (self.0 >> 16) as u16 & 0x7FFF
-    }
-    fn tag(self) -> u32 {
-        self.0
-    }
-}
-
 /// Why a key with tag `key` may not take over an entry recorded with tag `entry` (the two
 /// differ), or `None` if it may (it is newer: its entity replaced the entry's).
 #[cold]
 #[inline(never)]
 fn refusal(entry: u32, key: u32) -> Option<InsertErrorKind> {
-    match Tag::from_bits(entry).age_of(TagOnly(key)) {
+    match Tag::from_bits(entry).age_of_tag(key) {
         Age::Newer | Age::Same => None,
         Age::Older => Some(InsertErrorKind::StaleKey),
         Age::Foreign => Some(InsertErrorKind::ForeignKey),
@@ -1360,32 +1335,34 @@ fn missing<E: SparseKey>(e: E, slot: Slot) -> ! {
         }
     }
     let key = Parts(i, t);
-    let held = Tag::from_bits(slot_tag(slot));
     if decode(slot).is_none() {
         panic!("SparseSet: no value for key {key}: the set holds nothing at index {i}")
-    } else if slot_tag(slot) == 0 {
+    }
+    if slot_tag(slot) == 0 {
         panic!(
             "SparseSet: no value for key {key}: the entry of index {i} was inserted by a plain \
              index, which no key names"
         )
-    } else if held.generation() > t.generation() {
-        panic!(
+    }
+    let held = Tag::from_bits(slot_tag(slot));
+    match held.age_of_tag(t.to_bits()) {
+        Age::Older => panic!(
             "SparseSet: no value for stale key {key}: the entry holds generation {}, a later \
              entity's",
             held.generation()
-        )
-    } else if held.generation() < t.generation() {
-        panic!(
+        ),
+        Age::Newer => panic!(
             "SparseSet: no value for key {key}: the entry holds generation {}, a dead entity's \
              (inserting the key replaces it)",
             held.generation()
-        )
-    } else {
-        panic!(
+        ),
+        Age::Foreign => panic!(
             "SparseSet: no value for foreign key {key}: the entry holds type id {} at that \
              generation, another allocator's",
             held.type_id()
-        )
+        ),
+        // The key is well formed (checked above) and the lookup refused it.
+        Age::Same | Age::Malformed => unreachable!("SparseSet: a refused key matches its entry"),
     }
 }
 
@@ -1533,7 +1510,7 @@ mod tests {
     }
 
     /// The message of `s[key]`'s panic.
-    fn index_panic<K: SparseKey + Key>(s: &SparseSet<u8>, key: K) -> std::string::String {
+    fn index_panic<K: SparseKey>(s: &SparseSet<u8>, key: K) -> std::string::String {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s[key]));
         let payload = r.expect_err("the index resolved");
         match payload.downcast::<std::string::String>() {
@@ -1558,8 +1535,7 @@ mod tests {
         }
         let mut s = SparseSet::<u8>::new();
         s.insert(Handle::new(1, 5, 0).unwrap(), 1);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s[Fickle]));
-        let msg = *r.unwrap_err().downcast::<std::string::String>().unwrap();
+        let msg = index_panic(&s, Fickle);
         assert!(
             msg.contains("stale key (index 1, generation 4): the entry holds generation 5"),
             "{msg}"
@@ -1601,9 +1577,7 @@ mod tests {
             let msg = index_panic(&s, key);
             assert!(msg.contains(expected), "{key:?}: {msg}");
         }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s[7u32]));
-        let msg = *r.unwrap_err().downcast::<std::string::String>().unwrap();
-        assert_eq!(msg, "SparseSet: no value for entity 7");
+        assert_eq!(index_panic(&s, 7u32), "SparseSet: no value for entity 7");
     }
 
     #[test]
