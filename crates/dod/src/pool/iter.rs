@@ -60,7 +60,7 @@ impl<'a, T, K: Key> Iter<'a, T, K> {
         Iter {
             bits: pool.alive.iter(),
             slots: &pool.slots,
-            left: pool.len,
+            left: pool.len(),
             _key: PhantomData,
         }
     }
@@ -182,7 +182,7 @@ impl<'a, T> Values<'a, T> {
         Values {
             bits: pool.alive.iter(),
             slots: &pool.slots,
-            left: pool.len,
+            left: pool.len(),
         }
     }
 }
@@ -249,11 +249,12 @@ pub struct IterMut<'a, T, K: Key> {
 
 impl<'a, T, K: Key> IterMut<'a, T, K> {
     pub(super) fn new(pool: &'a mut Pool<T, K>) -> Self {
+        let left = pool.len();
         IterMut {
             bits: pool.alive.iter(),
             rest: &mut pool.slots,
             offset: 0,
-            left: pool.len,
+            left,
             _key: PhantomData,
         }
     }
@@ -367,12 +368,13 @@ pub struct ValuesMut<'a, T> {
 
 impl<'a, T> ValuesMut<'a, T> {
     pub(super) fn new<K: Key>(pool: &'a mut Pool<T, K>) -> Self {
+        let left = pool.len();
         ValuesMut {
             inner: IterMut {
                 bits: pool.alive.iter(),
                 rest: &mut pool.slots,
                 offset: 0,
-                left: pool.len,
+                left,
                 _key: PhantomData,
             },
         }
@@ -443,7 +445,7 @@ impl<T, K: Key> Iterator for Drain<'_, T, K> {
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.pool.len, Some(self.pool.len))
+        (self.pool.len(), Some(self.pool.len()))
     }
 }
 
@@ -491,7 +493,7 @@ impl<T, K: Key> Iterator for IntoIter<T, K> {
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.pool.len, Some(self.pool.len))
+        (self.pool.len(), Some(self.pool.len()))
     }
 }
 

@@ -17,7 +17,8 @@
 //! # Invariants
 //!
 //! 1. `alive.universe() == slots.len()`, and `alive.contains(i)` iff slot `i` is occupied;
-//!    `len == alive.count()`.
+//!    `vacant == slots.len() - alive.count()`: the length is counted by the vacant slots, so
+//!    that appending a slot (the common insertion into a growing pool) writes no counter.
 //! 2. Every tag follows [`crate::slot`] and carries the pool's type id: an occupied slot's tag
 //!    is the tag of its item's key; a vacant slot keeps the generation of its last item (0 if
 //!    it never held one); a vacant slot at generation 65 535 is *retired* and never used again.
@@ -174,7 +175,8 @@ pub enum Reuse {
 pub struct Pool<T, K: Key = Handle> {
     slots: Vec<Entry<T>>,
     alive: BitSet,
-    len: usize,
+    /// The slots that hold no item (invariant 1); `len()` is `slots.len() - vacant`.
+    vacant: usize,
     reuse: Reuse,
     /// The FIFO freelist (invariant 3); empty but for `min_free` under `LowestFirst`.
     free: FreeList,
@@ -279,7 +281,7 @@ impl<T, K: Key> Pool<T, K> {
         Pool {
             slots: Vec::new(),
             alive: BitSet::new(),
-            len: 0,
+            vacant: 0,
             reuse: Reuse::Fifo,
             free: FreeList::new(),
             blocked: None,
@@ -483,7 +485,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.slots.len() - self.vacant
     }
 
     /// Whether the pool holds no item. O(1).
@@ -494,7 +496,7 @@ impl<T, K: Key> Pool<T, K> {
     /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.slots.len() == self.vacant
     }
 
     /// How many slots fit before the slot array reallocates. O(1).
@@ -596,7 +598,7 @@ impl<T, K: Key> Pool<T, K> {
             Reuse::Fifo => self.free.reusable() as usize,
             // `blocked` is alive ∪ retired: the slots an insertion cannot use.
             Reuse::LowestFirst => {
-                self.slots.len() - self.blocked.as_ref().map_or(self.len, BitSet::count)
+                self.slots.len() - self.blocked.as_ref().map_or(self.len(), BitSet::count)
             }
         };
         additional.saturating_sub(reusable)
@@ -694,7 +696,7 @@ impl<T, K: Key> Pool<T, K> {
             let i = self.free.pop_front(self.slots.as_slice()) as usize;
             let tag = self.slots[i].fill(value);
             self.alive.set_bit(i);
-            self.len += 1;
+            self.vacant -= 1;
             return Ok(tag.key(i as u32));
         }
         if (self.slots.len() as u64) < u64::from(self.append_below) {
@@ -716,7 +718,7 @@ impl<T, K: Key> Pool<T, K> {
         self.slots.push(Entry::occupied(tag, value));
         // `i` is the universe of `alive` (invariant 1), which this grows by one.
         self.alive.push_set(i);
-        self.len += 1;
+        // Born occupied: `vacant` stays as it is.
         tag.key(i as u32)
     }
 
@@ -858,6 +860,7 @@ impl<T, K: Key> Pool<T, K> {
     fn push_slot(&mut self) -> usize {
         let i = self.slots.len();
         self.slots.push(Entry::vacant(Tag::vacant(0, self.type_id)));
+        self.vacant += 1;
         self.alive.grow(i + 1);
         if let Some(b) = &mut self.blocked {
             b.grow(i + 1);
@@ -870,17 +873,13 @@ impl<T, K: Key> Pool<T, K> {
     fn fill(&mut self, i: usize, value: T) -> K {
         let tag = self.slots[i].fill(value);
         self.alive.set_bit(i);
-        self.len += 1;
+        self.vacant -= 1;
         if self.reuse == Reuse::LowestFirst {
             if self.blocked.is_some() {
                 self.block(i);
             }
             // `i` was the lowest hole, so the next one is above it; a full pool has none.
-            self.first_hole = if self.len == self.slots.len() {
-                usize::MAX
-            } else {
-                i + 1
-            };
+            self.first_hole = if self.vacant == 0 { usize::MAX } else { i + 1 };
         }
         tag.key(i as u32)
     }
@@ -1028,7 +1027,7 @@ impl<T, K: Key> Pool<T, K> {
         let item = entry.take_named(key)?;
         let tag = entry.tag();
         self.alive.clear_bit(i);
-        self.len -= 1;
+        self.vacant += 1;
         self.vacated(i, tag);
         Some(item)
     }
@@ -1073,7 +1072,7 @@ impl<T, K: Key> Pool<T, K> {
         let item = entry.take()?;
         let tag = entry.tag();
         self.alive.clear_bit(i);
-        self.len -= 1;
+        self.vacant += 1;
         self.vacated(i, tag);
         Some(item)
     }
@@ -1242,7 +1241,7 @@ impl<T, K: Key> Pool<T, K> {
                 // `next` is at most the slot count, itself at most `K::MAX_SLOTS`.
                 let next = self.next as u32;
                 pool.alive.remove_range(..next);
-                pool.len = pool.alive.count();
+                pool.vacant = pool.slots.len() - pool.alive.count();
                 pool.drop_from(next);
             }
         }
@@ -1323,7 +1322,7 @@ impl<T, K: Key> Pool<T, K> {
         rest.pool.free = rest.free.clone();
         core::mem::forget(rest);
         self.alive.clear();
-        self.len = 0;
+        self.vacant = self.slots.len();
     }
 
     /// An iterator over `(key, &item)` in slot order, walking the alive flags.
@@ -1432,7 +1431,11 @@ impl<T, K: Key> Pool<T, K> {
             self.slots.len(),
             "flags cover the slots"
         );
-        assert_eq!(self.alive.count(), self.len, "len");
+        assert_eq!(
+            self.alive.count(),
+            self.slots.len() - self.vacant,
+            "vacant slots"
+        );
         assert!(
             self.slots.len() as u64 <= u64::from(K::MAX_SLOTS),
             "more slots than the key type addresses"
@@ -1530,7 +1533,7 @@ impl<T: Clone, K: Key> Clone for Pool<T, K> {
         Pool {
             slots: self.slots.clone(),
             alive: self.alive.clone(),
-            len: self.len,
+            vacant: self.vacant,
             reuse: self.reuse,
             free: self.free.clone(),
             blocked: self.blocked.clone(),

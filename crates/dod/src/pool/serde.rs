@@ -126,7 +126,7 @@ impl<T, K: Key> Pool<T, K> {
         let mut pool = Pool::<T, K> {
             slots: Vec::with_capacity(n),
             alive: BitSet::with_universe(n),
-            len: 0,
+            vacant: 0,
             reuse: Reuse::Fifo,
             free: FreeList::new(),
             blocked: None,
@@ -139,11 +139,11 @@ impl<T, K: Key> Pool<T, K> {
         for (i, &tag) in tags.iter().enumerate() {
             if tag.is_vacant() {
                 pool.slots.push(Entry::vacant(tag));
+                pool.vacant += 1;
             } else {
                 let (_, item) = items.next().ok_or("occupied slot without an item")?;
                 pool.slots.push(Entry::occupied(tag, item));
                 pool.alive.insert(i as u32);
-                pool.len += 1;
             }
         }
         pool.free.set_min_free(r.min_free);
