@@ -32,6 +32,12 @@
 //!    it when it fills again, so that clearing a bit and setting it again (a pool removing an
 //!    item and filling the hole) costs no summary update. The zero searches take the smaller
 //!    of what `free` finds and this word: still O(log₆₄ n).
+//! 6. One more exception to 2: when the universe is a multiple of 64 and its last word is
+//!    full, that word's bit in `free` may still be set. Appending indices one by one (a pool
+//!    appending slots) then fills a word without touching `free`, and pays one summary update
+//!    per word (when the next word gets its first bit) instead of two. The zero searches
+//!    read that word's bits before they trust its summary bit. Growing the universe past the
+//!    word, or deferring it (invariant 3), brings its bit up to date first.
 //! 4. `universe <= max_index + 1` (and `<= 2³²`): the universe grows only on the cold path of
 //!    `insert` and in the methods that grow on purpose, and each checks the bound first, so
 //!    that an index above it never allocates. Lowering the bound truncates the universe.
@@ -778,6 +784,7 @@ impl BitSet {
         // Appending the next index (a world tagging its newest entity) grows the universe by
         // a store.
         if self.grows_by_a_store(index) {
+            self.settle_last_word();
             self.universe = index + 1;
         } else {
             self.grow_for(index);
@@ -900,15 +907,47 @@ impl BitSet {
             // As in `insert`: the bits past the universe are zero and summarised.
             Some(word) => {
                 let old = *word;
-                let new = old | 1u64 << (index & 63);
-                *word = new;
+                *word = old | 1u64 << (index & 63);
                 self.universe = index + 1;
-                if (old == 0) | (new == u64::MAX) {
-                    self.summarize_set(w, old, new);
+                // A word this fills keeps its bit in `free` (invariant 6); it is brought up to
+                // date here, when the next word gets its first bit, or when the universe grows
+                // another way.
+                if old == 0 {
+                    self.push_set_first(w);
                 }
             }
             _ => self.push_set_slow(index),
         }
+    }
+
+    /// The summary updates of [`push_set`](BitSet::push_set) when word `w` got its first bit:
+    /// its bit in `any`, and the bit in `free` of the word before it, which an append may have
+    /// filled (invariant 6). Out of line, as `set_summaries`.
+    #[inline(never)]
+    fn push_set_first(&mut self, w: usize) {
+        self.any.set(w);
+        if w > 0 && self.words[w - 1] == u64::MAX {
+            self.summarize_full(w - 1);
+        }
+    }
+
+    /// Brings the `free` bit of the universe's last word up to date if it is full (invariant
+    /// 6), before the universe grows past it.
+    #[inline]
+    fn settle_last_word(&mut self) {
+        if self.universe % 64 == 0 && self.universe > 0 {
+            let w = (self.universe >> 6) - 1;
+            if self.words[w] == u64::MAX {
+                self.summarize_full(w);
+            }
+        }
+    }
+
+    /// Whether word `w` is the last of a universe that is a multiple of 64: the one word whose
+    /// bit in `free` may be set while it is full (invariant 6).
+    #[inline]
+    fn ends_universe(&self, w: usize) -> bool {
+        (w + 1) << 6 == self.universe
     }
 
     /// [`push_set`](BitSet::push_set) when the words must grow (or the bound refuses).
@@ -1009,9 +1048,10 @@ impl BitSet {
             if old == 0 {
                 // The bit was absent from an empty word, whose summary bits are right
                 // already: a world removing a rare tag from every entity it despawns.
-            } else if new != 0 && self.unsummarized == NONE {
+            } else if new != 0 && self.unsummarized == NONE && !self.ends_universe(w) {
                 // A full word that stays non-empty: deferred (invariant 3) by a store,
-                // inline, as `clear_summaries` would.
+                // inline, as `clear_summaries` would. Not the universe's last word, whose
+                // bit in `free` may be set (invariant 6).
                 self.unsummarized = w;
             } else {
                 self.clear_summaries(w, old, new);
@@ -1025,7 +1065,7 @@ impl BitSet {
     #[inline(never)]
     fn clear_summaries(&mut self, w: usize, old: u64, new: u64) {
         if old == u64::MAX {
-            if self.unsummarized == NONE {
+            if self.unsummarized == NONE && !self.ends_universe(w) {
                 self.unsummarized = w;
             } else {
                 self.free.set(w);
@@ -1130,6 +1170,7 @@ impl BitSet {
         if universe > self.bound() {
             above_max(universe - 1, self.max_index);
         }
+        self.settle_last_word();
         let need = words_for(universe);
         if need > self.words.len() && self.try_grow_words(need).is_err() {
             alloc_failed(need);
@@ -1185,6 +1226,7 @@ impl BitSet {
         if need > self.words.len() {
             self.try_grow_words(need)?;
         }
+        self.settle_last_word();
         self.universe = universe;
         Ok(())
     }
@@ -1385,7 +1427,12 @@ impl BitSet {
         if w == NONE {
             return None;
         }
-        let index = (w << 6) | (!self.words[w]).trailing_zeros() as usize;
+        let zeros = !self.words[w];
+        if zeros == 0 {
+            // The universe's full last word (invariant 6), and no zero before it.
+            return None;
+        }
+        let index = (w << 6) | zeros.trailing_zeros() as usize;
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index as u32)
     }
@@ -1416,7 +1463,12 @@ impl BitSet {
             if next == NONE {
                 return None;
             }
-            (next << 6) | (!self.words[next]).trailing_zeros() as usize
+            let zeros = !self.words[next];
+            if zeros == 0 {
+                // The universe's full last word (invariant 6), and no zero before it.
+                return None;
+            }
+            (next << 6) | zeros.trailing_zeros() as usize
         };
         // Bits past the universe are zero, so a zero found there means none is below it.
         (index < self.universe).then_some(index as u32)
@@ -1877,7 +1929,15 @@ impl BitSet {
             );
             assert_ne!(words[deferred], u64::MAX, "unsummarized word is full");
         }
-        let free = Summary::build(words.len(), |w| w != deferred && words[w] != u64::MAX);
+        // The universe's full last word may keep its bit (invariant 6): expect what it has.
+        let kept = |w: usize| self.free.layer(0)[w >> 6] >> (w & 63) & 1 == 1;
+        let free = Summary::build(words.len(), |w| {
+            if self.ends_universe(w) && words[w] == u64::MAX {
+                kept(w)
+            } else {
+                w != deferred && words[w] != u64::MAX
+            }
+        });
         assert!(any.bits == self.any.bits, "any-set summary");
         assert!(free.bits == self.free.bits, "any-clear summary");
     }
@@ -2399,6 +2459,122 @@ mod tests {
             seed ^= seed << 17;
             seed
         }
+    }
+
+    #[test]
+    fn appended_full_words_are_found_full_by_every_path() {
+        // `push_set` fills a word without clearing its bit in `free` (invariant 6). Appends
+        // mixed with every operation that reads or moves that bit, each step checked against
+        // a model: the zero searches (also from an odd-numbered last word, where a zero
+        // search that trusted the bit would name an index of the word itself), removals that
+        // would defer the word, and every way the universe grows or shrinks.
+        for words in 1..=4usize {
+            // Every word full, the last one by an append: nothing to find, then each way out.
+            let n = 64 * words;
+            let mut full = BitSet::new();
+            for i in 0..n {
+                full.push_set(i);
+            }
+            full.assert_invariants();
+            assert_eq!((full.first_zero(), full.next_zero(0)), (None, None));
+            let check = |s: &BitSet, zero: Option<u32>| {
+                s.assert_invariants();
+                assert_eq!(s.first_zero(), zero, "{words} words");
+                assert_eq!(s.next_zero(0), zero, "{words} words");
+            };
+            let mut s = full.clone();
+            assert_eq!(s.try_grow(n + 64), Ok(()));
+            check(&s, Some(n as u32));
+            let mut s = full.clone();
+            s.grow(n + 10);
+            check(&s, Some(n as u32));
+            let mut s = full.clone();
+            assert!(s.insert(n as u32 + 5));
+            check(&s, Some(n as u32));
+            let mut s = full.clone();
+            assert_eq!(s.claim(), n as u32);
+            check(&s, None);
+            let mut s = full.clone();
+            assert!(s.remove(n as u32 - 1));
+            check(&s, Some(n as u32 - 1));
+            assert!(s.insert(n as u32 - 1));
+            check(&s, None);
+            s.push_set(n);
+            check(&s, None);
+        }
+        let mut next = xorshift(0x6a09_e667_f3bc_c909);
+        let mut s = BitSet::new();
+        let mut model = alloc::collections::BTreeSet::new();
+        let mut universe = 0u32;
+        let steps = if cfg!(miri) { 600 } else { 5_000 };
+        for step in 0..steps {
+            let r = next();
+            let k = (r >> 8) as u32;
+            match r % 16 {
+                // Appends, mostly: the words fill one by one.
+                0..=8 => {
+                    for _ in 0..1 + k % 80 {
+                        s.push_set(universe as usize);
+                        model.insert(universe);
+                        universe += 1;
+                    }
+                }
+                9 if universe > 0 => {
+                    let i = k % universe;
+                    assert_eq!(s.remove(i), model.remove(&i));
+                }
+                10 if universe > 0 => {
+                    // The last index: a removal from the last word, full or not.
+                    let i = universe - 1;
+                    assert_eq!(s.remove(i), model.remove(&i));
+                }
+                11 if universe > 0 => {
+                    let i = k % universe;
+                    assert_eq!(s.insert(i), model.insert(i));
+                }
+                12 => {
+                    // Past the universe: by a store within the words, or by growing them.
+                    let i = universe + k % 100;
+                    assert!(s.insert(i));
+                    model.insert(i);
+                    universe = i + 1;
+                }
+                13 => {
+                    universe += k % 3 * 64;
+                    if k % 2 == 0 {
+                        s.grow(universe as usize);
+                    } else {
+                        assert_eq!(s.try_grow(universe as usize), Ok(()));
+                    }
+                }
+                14 if universe > 0 => {
+                    universe -= k % universe.min(70);
+                    s.truncate(universe as usize);
+                    model.retain(|&i| i < universe);
+                }
+                15 => {
+                    let want = (0..universe).find(|i| !model.contains(i));
+                    let got = s.claim();
+                    assert_eq!(got, want.unwrap_or(universe));
+                    model.insert(got);
+                    universe = universe.max(got + 1);
+                }
+                _ => {}
+            }
+            s.assert_invariants();
+            assert_eq!(s.universe(), universe as usize);
+            assert_eq!(s.first_zero(), (0..universe).find(|i| !model.contains(i)));
+            let from = if universe > 0 { k % universe } else { 0 };
+            assert_eq!(
+                s.next_zero(from),
+                (from..universe).find(|i| !model.contains(i)),
+                "next_zero({from}) at step {step}"
+            );
+            if step % 64 == 0 {
+                assert!(s.iter().eq(model.iter().copied()));
+            }
+        }
+        assert!(universe > 1000, "the appends outgrew the removals");
     }
 
     #[test]
