@@ -2506,7 +2506,7 @@ mod tests {
         let mut s = BitSet::new();
         let mut model = alloc::collections::BTreeSet::new();
         let mut universe = 0u32;
-        let steps = if cfg!(miri) { 600 } else { 5_000 };
+        let steps = if cfg!(miri) { 120 } else { 5_000 };
         for step in 0..steps {
             let r = next();
             let k = (r >> 8) as u32;
@@ -2574,7 +2574,7 @@ mod tests {
                 assert!(s.iter().eq(model.iter().copied()));
             }
         }
-        assert!(universe > 1000, "the appends outgrew the removals");
+        assert!(universe as usize > steps, "the appends outgrew the truncations");
     }
 
     #[test]
