@@ -31,13 +31,9 @@
 //!    while no other is deferred becomes `unsummarized` instead of touching `free`, and leaves
 //!    it when it fills again, so that clearing a bit and setting it again (a pool removing an
 //!    item and filling the hole) costs no summary update. The zero searches take the smaller
-//!    of what `free` finds and this word: still O(log₆₄ n).
-//! 6. One more exception to 2: when the universe is a multiple of 64 and its last word is
-//!    full, that word's bit in `free` may still be set. Appending indices one by one (a pool
-//!    appending slots) then fills a word without touching `free`, and pays one summary update
-//!    per word (when the next word gets its first bit) instead of two. The zero searches
-//!    read that word's bits before they trust its summary bit. Growing the universe past the
-//!    word, or deferring it (invariant 3), brings its bit up to date first.
+//!    of what `free` finds and this word: still O(log₆₄ n). The deferred word lies before
+//!    the universe's last word: a truncation that reaches it ends the deferral, so that an
+//!    append (which writes only the last word) never fills it.
 //! 4. `universe <= max_index + 1` (and `<= 2³²`): the universe grows only on the cold path of
 //!    `insert` and in the methods that grow on purpose, and each checks the bound first, so
 //!    that an index above it never allocates. Lowering the bound truncates the universe.
@@ -45,6 +41,12 @@
 //!    and lengths) for `words.len()` words, laid out again whenever `words.len()` changes:
 //!    this holds even while their bits are stale (inside a batch `extend`). `insert` reads
 //!    the word and its layer-0 summary word without a bounds check on the strength of it.
+//! 6. One more exception to 2: when the universe is a multiple of 64 and its last word is
+//!    full, that word's bit in `free` may still be set. Appending indices one by one (a pool
+//!    appending slots) then fills a word without touching `free`, and pays one summary update
+//!    per word (when the next word gets its first bit) instead of two. The zero searches
+//!    read that word's bits before they trust its summary bit. Growing the universe past the
+//!    word, or deferring it (invariant 3), brings its bit up to date first.
 //!
 //! # Memory
 //!
@@ -1295,6 +1297,12 @@ impl BitSet {
                 }
             }
         }
+        // A deferred word the cut reached, or that is now the last word: summarised again
+        // (invariant 3), not full, so its bit in `free` is set.
+        if self.unsummarized != NONE && self.unsummarized >= (universe.max(1) - 1) >> 6 {
+            self.free.set(self.unsummarized);
+            self.unsummarized = NONE;
+        }
         self.universe = universe;
     }
 
@@ -1928,6 +1936,11 @@ impl BitSet {
                 "unsummarized word past the capacity"
             );
             assert_ne!(words[deferred], u64::MAX, "unsummarized word is full");
+            assert!(
+                deferred < (self.universe.max(1) - 1) >> 6,
+                "unsummarized word {deferred} is not before the last word of universe {}",
+                self.universe
+            );
         }
         // The universe's full last word may keep its bit (invariant 6): expect what it has.
         let kept = |w: usize| self.free.layer(0)[w >> 6] >> (w & 63) & 1 == 1;
@@ -2574,7 +2587,36 @@ mod tests {
                 assert!(s.iter().eq(model.iter().copied()));
             }
         }
-        assert!(universe as usize > steps, "the appends outgrew the truncations");
+        assert!(
+            universe as usize > steps,
+            "the appends outgrew the truncations"
+        );
+    }
+
+    #[test]
+    fn truncation_ends_a_deferral_that_appends_would_reach() {
+        // A word deferred while the universe was larger, then cut to the universe's end: an
+        // append must not fill it while it is still deferred, or its bit in `free` would stay
+        // set on a full word once the universe grows past it.
+        let mut s = BitSet::new();
+        for i in 0..192 {
+            s.push_set(i);
+        }
+        assert!(s.remove(100)); // word 1 deferred
+        s.truncate(64);
+        s.assert_invariants();
+        for i in 64..128 {
+            s.push_set(i);
+        }
+        s.assert_invariants();
+        assert!(s.remove(127));
+        s.truncate(127);
+        s.push_set(127);
+        s.assert_invariants();
+        s.grow(200);
+        s.assert_invariants();
+        assert_eq!(s.first_zero(), Some(128));
+        assert_eq!(s.next_zero(0), Some(128));
     }
 
     #[test]
