@@ -114,14 +114,21 @@ impl Entity {
     }
 
     /// An entity from [`to_bits`](Entity::to_bits), or `None` for a pattern no world hands
-    /// out. A well-formed but forged entity is still checked by the world it is used with.
+    /// out: generation 0, world id 0, index `u32::MAX`, or the reserved top bit set. A
+    /// well-formed but forged entity is still checked by the world it is used with.
     ///
     /// ```
-    /// assert_eq!(dod_world::Entity::from_bits(0), None);
+    /// use dod_world::Entity;
+    /// assert_eq!(Entity::from_bits(0), None);
+    /// let e = Entity::from_bits(3 | 1 << 32 | 5 << 48).unwrap(); // index 3, generation 1, world 5
+    /// assert_eq!((e.index(), e.generation(), e.world_id()), (3, 1, 5));
+    /// assert_eq!(Entity::from_bits(3 | 1 << 32), None); // world id 0: no world has it
     /// ```
     #[inline]
     pub fn from_bits(bits: u64) -> Option<Entity> {
-        dod::Handle::from_bits(bits).map(Entity::from_raw)
+        dod::Handle::from_bits(bits)
+            .map(Entity::from_raw)
+            .filter(|e| e.world_id() != 0)
     }
 }
 

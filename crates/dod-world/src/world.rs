@@ -1034,6 +1034,11 @@ impl World {
     /// For a tracked `T` ([`track`](World::track)), handing the value out marks it changed,
     /// written or not (see [`Changed`](crate::Changed)).
     ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((1u32,));
@@ -1239,6 +1244,11 @@ impl World {
 
     /// Whether changes of `T` are tracked.
     ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// assert!(!world.is_tracked::<u8>());
@@ -1400,6 +1410,11 @@ impl World {
     /// [`on_remove`](World::on_remove)): changes of `T` from now on run none. Commands the
     /// hooks recorded before are applied first.
     ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    ///
     /// ```
     /// struct Loot;
     /// let mut world = dod_world::World::new();
@@ -1454,6 +1469,11 @@ impl World {
 
     /// The number of entities packed in the group that owns `T`, or `None` if `T` is in no
     /// group.
+    ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
     ///
     /// ```
     /// struct Pos(f32);
@@ -1775,6 +1795,11 @@ impl World {
     }
 
     /// The number of entities that have a `T`. O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2100,6 +2125,11 @@ impl<'w> EntityRef<'w> {
 
     /// Its `T`, if it has one. O(1).
     ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((2u8,));
@@ -2110,6 +2140,11 @@ impl<'w> EntityRef<'w> {
     }
 
     /// Whether it has a `T`. O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2181,6 +2216,11 @@ impl EntityMut<'_> {
 
     /// Its `T`, if it has one. O(1).
     ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((2u8,));
@@ -2191,6 +2231,11 @@ impl EntityMut<'_> {
     }
 
     /// Its `T`, mutably, if it has one. O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2203,6 +2248,11 @@ impl EntityMut<'_> {
     }
 
     /// Whether it has a `T`. O(1).
+    ///
+    /// # Panics
+    ///
+    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
+    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2235,6 +2285,11 @@ impl EntityMut<'_> {
     }
 
     /// Takes its `T` out.
+    ///
+    /// # Panics
+    ///
+    /// As [`World::remove`]: for a reference to or a tuple of held component types, and if
+    /// `T`'s remove hook panics.
     ///
     /// ```
     /// let mut world = dod_world::World::new();

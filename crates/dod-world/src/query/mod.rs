@@ -344,6 +344,12 @@ where
 
     /// The query, keeping only entities that also have a `T` (not handed out).
     ///
+    /// # Panics
+    ///
+    /// When the query runs, if `T` is a reference to a component type the world holds, or a
+    /// tuple of them, and no value of `T` itself is stored (see
+    /// [`Component`](crate::Component)).
+    ///
     /// ```
     /// use dod_world::World;
     /// struct Frozen;
@@ -357,6 +363,12 @@ where
     }
 
     /// The query, keeping only entities that have no `T`.
+    ///
+    /// # Panics
+    ///
+    /// When the query runs, if `T` is a reference to a component type the world holds, or a
+    /// tuple of them, and no value of `T` itself is stored (see
+    /// [`Component`](crate::Component)).
     ///
     /// ```
     /// use dod_world::World;
