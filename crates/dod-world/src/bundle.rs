@@ -32,6 +32,19 @@ use crate::storage::{Component, ComponentId, Components, Ctx, Storage};
 /// let mut world = dod_world::World::new();
 /// world.spawn((1u32, 2u32)); // panics: `u32` twice in one bundle
 /// ```
+///
+/// A single component is a one-element tuple, `(Frozen,)`; on its own it does not compile:
+///
+/// ```compile_fail
+/// struct Frozen;
+/// let mut world = dod_world::World::new();
+/// world.spawn(Frozen); // error: `Frozen` is not a bundle
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a bundle: a bundle is a tuple of up to 12 components, or `()`",
+    label = "a tuple of components is expected here",
+    note = "a single component goes in a one-element tuple: `(component,)`"
+)]
 pub trait Bundle: Send + Sync + Sized + 'static {
     /// The storages of the bundle's types, borrowed mutably together.
     #[doc(hidden)]
