@@ -82,6 +82,8 @@
 #![cfg_attr(feature = "rayon", doc = "- `rayon`: [`Query::par_for_each`].")]
 #![cfg_attr(not(feature = "rayon"), doc = "- `rayon`: `Query::par_for_each`.")]
 //! - `serde`: saving and loading a world, components registered for saving by name.
+//! - `json`: `dod`'s `json` feature, for per-entity data read from JSON
+//!   (`dod::DataComponent::from_json`; `dod` is re-exported as `dod_world::dod`).
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
 extern crate alloc;
@@ -97,6 +99,10 @@ mod serde;
 mod storage;
 mod view;
 mod world;
+
+/// The containers the world is built from, whose types its API uses (`DataComponent`,
+/// `DataView`, `KeyNames`, `BitSet`): the same version, without a dependency of one's own.
+pub use dod;
 
 pub use bundle::Bundle;
 pub use commands::Commands;
