@@ -77,13 +77,21 @@ impl Access {
 /// Panics if one query asks for a component mutably twice, or mutably and shared. Returns
 /// whether it tests the presence of a component it writes (whose writer must then not borrow
 /// the storage mutably: see `exclusive_column`).
+#[inline]
 #[track_caller]
 pub(crate) fn check_conflicts(accesses: &[Access]) -> bool {
-    // One element cannot conflict with itself: the common one-component query skips the
-    // pair loop's setup.
+    // One element cannot conflict with itself: the common one-component query makes no
+    // call at all.
     if accesses.len() < 2 {
         return false;
     }
+    check_pairs(accesses)
+}
+
+/// [`check_conflicts`] of two accesses or more: every pair, out of line.
+#[inline(never)]
+#[track_caller]
+fn check_pairs(accesses: &[Access]) -> bool {
     let mut tests_written = false;
     for (i, a) in accesses.iter().enumerate() {
         for b in &accesses[i + 1..] {

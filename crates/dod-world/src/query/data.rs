@@ -442,6 +442,7 @@ unsafe impl<T: Component> QueryData for &T {
     type Item<'w> = &'w T;
     type State<'w> = Column<'w, *const T>;
 
+    #[inline]
     fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Read, true, out);
     }
@@ -528,6 +529,7 @@ unsafe impl<T: Component> QueryData for &mut T {
     type Item<'w> = &'w mut T;
     type State<'w> = Column<'w, *mut T>;
 
+    #[inline]
     fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Write, true, out);
     }
@@ -642,6 +644,7 @@ unsafe impl<Q: QueryData> QueryData for Option<Q> {
     type Item<'w> = Option<Q::Item<'w>>;
     type State<'w> = Optional<Q::State<'w>>;
 
+    #[inline]
     fn access(world: &World, out: &mut Accesses) {
         let from = out.len();
         Q::access(world, out);
@@ -759,6 +762,7 @@ unsafe impl<T: Component> QueryData for Has<T> {
     // `None`: the world has never stored a `T`.
     type State<'w> = Option<Presence<'w>>;
 
+    #[inline]
     fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Presence, false, out);
     }
@@ -830,6 +834,7 @@ macro_rules! tuple_data {
             type Item<'w> = ($($q::Item<'w>,)*);
             type State<'w> = ($($q::State<'w>,)*);
 
+            #[inline]
             fn access(world: &World, out: &mut Accesses) {
                 $($q::access(world, out);)*
             }

@@ -180,6 +180,7 @@ pub unsafe trait QueryFilter {
 unsafe impl<T: Component> QueryFilter for With<T> {
     type State<'w> = Presence<'w>;
 
+    #[inline]
     fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Presence, true, out);
     }
@@ -215,6 +216,7 @@ unsafe impl<T: Component> QueryFilter for With<T> {
 unsafe impl<T: Component> QueryFilter for Without<T> {
     type State<'w> = Option<Presence<'w>>;
 
+    #[inline]
     fn access(world: &World, out: &mut Accesses) {
         Access::push::<T>(world, Kind::Presence, false, out);
     }
@@ -405,6 +407,7 @@ macro_rules! change_filter {
             type State<'w> = Stamps<'w>;
             const CHANGES: bool = true;
 
+            #[inline]
             fn access(world: &World, out: &mut Accesses) {
                 require_tracked::<T>(world, $added);
                 Access::push::<T>(world, Kind::Stamps, true, out);
@@ -480,6 +483,7 @@ macro_rules! tuple_filter {
             const KEEPS_ALL: bool = true $(&& $f::KEEPS_ALL)*;
             const CHANGES: bool = false $(|| $f::CHANGES)*;
 
+            #[inline]
             fn access(world: &World, out: &mut Accesses) {
                 $($f::access(world, out);)*
             }
@@ -601,6 +605,7 @@ macro_rules! or_filter {
             type State<'w> = ($(Option<$f::State<'w>>,)*);
             const CHANGES: bool = false $(|| $f::CHANGES)*;
 
+            #[inline]
             fn access(world: &World, out: &mut Accesses) {
                 let from = out.len();
                 $($f::access(world, out);)*
