@@ -355,8 +355,8 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
             match key.as_str() {
                 "world_id" => set_once(&mut f.world_id, &key, map.next_value()?)?,
                 "min_free" => set_once(&mut f.min_free, &key, map.next_value()?)?,
-                "slots" => set_once(&mut f.slots, &key, map.next_value()?)?,
-                "free" => set_once(&mut f.free, &key, map.next_value()?)?,
+                "slots" => set_once(&mut f.slots, &key, map.next_value_seed(U32s("slots"))?)?,
+                "free" => set_once(&mut f.free, &key, map.next_value_seed(U32s("free"))?)?,
                 "data" => set_once(&mut f.data, &key, map.next_value()?)?,
                 "data_names" => set_once(&mut f.names, &key, map.next_value()?)?,
                 "components" => {
@@ -379,8 +379,14 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
         let missing = |at: usize| de::Error::invalid_length(at, &"the fields of a saved world");
         let world_id = Some(seq.next_element()?.ok_or_else(|| missing(0))?);
         let min_free = Some(seq.next_element()?.ok_or_else(|| missing(1))?);
-        let slots = Some(seq.next_element()?.ok_or_else(|| missing(2))?);
-        let free = Some(seq.next_element()?.ok_or_else(|| missing(3))?);
+        let slots = Some(
+            seq.next_element_seed(U32s("slots"))?
+                .ok_or_else(|| missing(2))?,
+        );
+        let free = Some(
+            seq.next_element_seed(U32s("free"))?
+                .ok_or_else(|| missing(3))?,
+        );
         let components = Some(
             seq.next_element_seed(ComponentsSeed(&self.world))?
                 .ok_or_else(|| missing(4))?,
@@ -473,6 +479,40 @@ fn set_once<T, E: de::Error>(slot: &mut Option<T>, key: &str, value: T) -> Resul
         return Err(E::custom(format_args!("duplicate field `{key}`")));
     }
     Ok(())
+}
+
+/// Reads a saved world's `slots` or `free`: a sequence of integers, which an error names by
+/// its field (a file that is not a saved world mostly fails there, as `[1, 2, 3]` does).
+struct U32s(&'static str);
+
+impl<'de> DeserializeSeed<'de> for U32s {
+    type Value = Vec<u32>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<u32>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for U32s {
+    type Value = Vec<u32>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the `{}` of a saved world: a sequence of integers",
+            self.0
+        )
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u32>, A::Error> {
+        // A length the input claims is reserved only up to a bound: the rest is grown as
+        // the values arrive.
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(x) = seq.next_element()? {
+            out.push(x);
+        }
+        Ok(out)
+    }
 }
 
 /// Reads the `components` map into lists, one per saved type.

@@ -878,6 +878,27 @@ mod saving {
     }
 
     #[test]
+    fn a_file_that_is_not_a_saved_world_is_refused_naming_the_field() {
+        for (json, field) in [
+            ("[1, 2, 3]", "`slots`"),
+            ("[1, 2, [], 4]", "`free`"),
+            (r#"{"world_id": 1, "min_free": 0, "slots": "x"}"#, "`slots`"),
+            (r#"{"free": {"a": 1}}"#, "`free`"),
+        ] {
+            let mut world = saving_world();
+            let err = world
+                .load(&mut serde_json::Deserializer::from_str(json))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("expected the {field} of a saved world")),
+                "{json}: {err}"
+            );
+            assert_eq!(world.len(), 0, "{json}: the world is unchanged");
+        }
+    }
+
+    #[test]
     fn a_loaded_world_keeps_entities_generations_and_the_free_queue() {
         let mut world = saving_world();
         let es: Vec<Entity> = (0..10)
