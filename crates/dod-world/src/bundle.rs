@@ -43,7 +43,7 @@ use crate::storage::{Component, ComponentId, Components, Ctx, Storage};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a bundle: a bundle is a tuple of up to 12 components, or `()`",
     label = "a tuple of components is expected here",
-    note = "a single component goes in a one-element tuple: `(component,)`"
+    note = "to spawn, insert or take a single component, write a one-element tuple: `(component,)`"
 )]
 pub trait Bundle: Send + Sync + Sized + 'static {
     /// The storages of the bundle's types, borrowed mutably together.

@@ -115,7 +115,9 @@ impl Entity {
 
     /// An entity from [`to_bits`](Entity::to_bits), or `None` for a pattern no world hands
     /// out: generation 0, world id 0, index `u32::MAX`, or the reserved top bit set. A
-    /// well-formed but forged entity is still checked by the world it is used with.
+    /// well-formed but forged entity is still checked by the world it is used with. (An
+    /// entity read with serde, or checked as `bytemuck` bits, is read as a [`dod::Handle`]
+    /// is, which allows world id 0; every world refuses such an entity as of another world.)
     ///
     /// ```
     /// use dod_world::Entity;

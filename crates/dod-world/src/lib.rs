@@ -100,8 +100,9 @@ mod storage;
 mod view;
 mod world;
 
-/// The containers the world is built from, whose types its API uses (`DataComponent`,
-/// `DataView`, `KeyNames`, `BitSet`): the same version, without a dependency of one's own.
+/// The containers the world is built from, whose types its API uses (the `Key` trait that
+/// [`Entity`] implements; `DataComponent`, `DataView`, `DataStore`, `DataKey`, `Value` and
+/// `KeyNames` for per-entity data): the same version, without a dependency of one's own.
 pub use dod;
 
 pub use bundle::Bundle;

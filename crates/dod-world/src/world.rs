@@ -912,8 +912,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and no
-    /// value of `T` itself is stored: `get::<&Pos>` where `get::<Pos>` was meant (see
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `get::<&Pos>` where `get::<Pos>` was meant (see
     /// [`Component`]). If `T`'s remove hook panics: the value is out and dropped (see
     /// [`on_remove`](World::on_remove)).
     ///
@@ -984,9 +984,11 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `B` holds a type twice (whether or not `e` is alive). If a remove hook panics: the
-    /// bundle's components before the hook's and its own are dropped, the later ones stay
-    /// (see [`on_remove`](World::on_remove)).
+    /// If `B` holds a type twice (whether or not `e` is alive), or one of its types is not
+    /// registered and is a reference to a registered component type, or a tuple of them
+    /// (see [`Component`]). If a remove hook panics: the bundle's components before the
+    /// hook's and its own are dropped, the later ones stay (see
+    /// [`on_remove`](World::on_remove)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1014,8 +1016,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and no
-    /// value of `T` itself is stored: `get::<&Pos>` where `get::<Pos>` was meant (see
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `get::<&Pos>` where `get::<Pos>` was meant (see
     /// [`Component`]).
     ///
     /// ```
@@ -1036,8 +1038,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1056,6 +1058,11 @@ impl World {
     /// Mutable references to the `T`s of `N` entities at once, or `None` if one of them is
     /// not alive or has no `T`, or two are the same entity. Each is marked changed, as by
     /// [`get_mut`](World::get_mut). O(N²) for the distinctness check.
+    ///
+    /// # Panics
+    ///
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1246,8 +1253,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -1412,8 +1419,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// struct Loot;
@@ -1472,8 +1479,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// struct Pos(f32);
@@ -1798,8 +1805,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2127,8 +2134,8 @@ impl<'w> EntityRef<'w> {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2143,8 +2150,8 @@ impl<'w> EntityRef<'w> {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2218,8 +2225,8 @@ impl EntityMut<'_> {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2234,8 +2241,8 @@ impl EntityMut<'_> {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2251,8 +2258,8 @@ impl EntityMut<'_> {
     ///
     /// # Panics
     ///
-    /// If `T` is a reference to a component type the world holds, or a tuple of them, and
-    /// no value of `T` itself is stored (see [`Component`](crate::Component)).
+    /// If `T` is not registered and is a reference to a registered component type, or a
+    /// tuple of them: `&Pos` where `Pos` was meant (see [`Component`](crate::Component)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2288,8 +2295,8 @@ impl EntityMut<'_> {
     ///
     /// # Panics
     ///
-    /// As [`World::remove`]: for a reference to or a tuple of held component types, and if
-    /// `T`'s remove hook panics.
+    /// As [`World::remove`]: for a reference to or a tuple of registered component types
+    /// that is not registered itself, and if `T`'s remove hook panics.
     ///
     /// ```
     /// let mut world = dod_world::World::new();
@@ -2302,6 +2309,10 @@ impl EntityMut<'_> {
 
     /// Takes every component of bundle `B` out if it has them all; otherwise `None` and
     /// nothing is removed (see [`World::take`]).
+    ///
+    /// # Panics
+    ///
+    /// As [`World::take`].
     ///
     /// ```
     /// let mut world = dod_world::World::new();

@@ -80,8 +80,8 @@ impl Access {
 #[inline]
 #[track_caller]
 pub(crate) fn check_conflicts(accesses: &[Access]) -> bool {
-    // One element cannot conflict with itself: the common one-component query makes no
-    // call at all.
+    // One element cannot conflict with itself: for the common one-component query, this
+    // test is all that is inlined into the caller.
     if accesses.len() < 2 {
         return false;
     }

@@ -346,8 +346,8 @@ where
     ///
     /// # Panics
     ///
-    /// When the query runs, if `T` is a reference to a component type the world holds, or a
-    /// tuple of them, and no value of `T` itself is stored (see
+    /// When the query runs, if `T` is not registered and is a reference to a registered
+    /// component type, or a tuple of them: `&Pos` where `Pos` was meant (see
     /// [`Component`](crate::Component)).
     ///
     /// ```
@@ -366,8 +366,8 @@ where
     ///
     /// # Panics
     ///
-    /// When the query runs, if `T` is a reference to a component type the world holds, or a
-    /// tuple of them, and no value of `T` itself is stored (see
+    /// When the query runs, if `T` is not registered and is a reference to a registered
+    /// component type, or a tuple of them: `&Pos` where `Pos` was meant (see
     /// [`Component`](crate::Component)).
     ///
     /// ```
@@ -565,8 +565,11 @@ where
     /// # Panics
     ///
     /// If `Q` asks for a component mutably twice, or mutably and shared; in the shared form,
-    /// if a storage is borrowed by another query in a conflicting way. If `f` panics, the
-    /// panic goes on after the query's borrows are released; the world stays valid.
+    /// if a storage is borrowed by another query in a conflicting way; if an element or a
+    /// filter names a type that is not registered and is a reference to a registered
+    /// component type, or a tuple of them (`&&Pos` or `With<&Pos>` where `Pos` was meant; see
+    /// [`Component`](crate::Component)). If `f` panics, the panic goes on after the query's
+    /// borrows are released; the world stays valid.
     ///
     /// A query with no required component (only `Entity` and `Option`s) visits every live
     /// entity. Of a tracked type, each `&mut T` handed to `f` marks its value changed, written
