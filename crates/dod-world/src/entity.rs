@@ -118,12 +118,15 @@ impl Entity {
     /// well-formed but forged entity is still checked by the world it is used with. (An
     /// entity read with serde, or checked as `bytemuck` bits, is read as a [`dod::Handle`]
     /// is, which allows world id 0; every world refuses such an entity as of another world.)
+    /// To build an entity from its parts, use [`Key::from_parts`](dod::Key::from_parts).
     ///
     /// ```
-    /// use dod_world::Entity;
+    /// use core::num::NonZeroU16;
+    /// use dod_world::{dod::Key, Entity};
     /// assert_eq!(Entity::from_bits(0), None);
     /// let e = Entity::from_bits(3 | 1 << 32 | 5 << 48).unwrap(); // index 3, generation 1, world 5
     /// assert_eq!((e.index(), e.generation(), e.world_id()), (3, 1, 5));
+    /// assert_eq!(e, Entity::from_parts(3, NonZeroU16::MIN, 5));
     /// assert_eq!(Entity::from_bits(3 | 1 << 32), None); // world id 0: no world has it
     /// ```
     #[inline]
