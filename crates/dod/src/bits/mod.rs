@@ -82,6 +82,13 @@ const fn words_for(universe: usize) -> usize {
     universe.div_ceil(64)
 }
 
+/// The word that holds the last index of `universe` (word 0 for an empty universe): the word a
+/// deferral must lie before (invariant 3).
+#[inline]
+const fn last_word(universe: usize) -> usize {
+    words_for(universe).saturating_sub(1)
+}
+
 /// How many summary layers a set of `words` words has: enough for the top layer to be one word.
 #[inline]
 pub(crate) const fn summary_levels(words: usize) -> usize {
@@ -1302,7 +1309,7 @@ impl BitSet {
         }
         // A deferred word the cut reached, or that is now the last word: summarised again
         // (invariant 3), not full, so its bit in `free` is set.
-        if self.unsummarized != NONE && self.unsummarized >= (universe.max(1) - 1) >> 6 {
+        if self.unsummarized != NONE && self.unsummarized >= last_word(universe) {
             self.free.set(self.unsummarized);
             self.unsummarized = NONE;
         }
@@ -1937,7 +1944,7 @@ impl BitSet {
             );
             assert_ne!(words[deferred], u64::MAX, "unsummarized word is full");
             assert!(
-                deferred < (self.universe.max(1) - 1) >> 6,
+                deferred < last_word(self.universe),
                 "unsummarized word {deferred} is not before the last word of universe {}",
                 self.universe
             );
