@@ -118,6 +118,12 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     #[doc(hidden)]
     fn repeated_type() -> Option<&'static str>;
 
+    /// The ids of the bundle's types if every one is registered. Every type is looked up,
+    /// also after one that is not registered, so that a misspelled one (`&Pos` for `Pos`)
+    /// panics whatever comes before it.
+    #[doc(hidden)]
+    fn look_up(components: &Components) -> Option<Self::Ids>;
+
     /// Takes every component of the bundle out of live entity `e` if it has them all (each
     /// leaves its group first, hooks record into `ctx`), else changes nothing. The caller
     /// has checked that the bundle holds no type twice (`check_distinct`).
@@ -177,6 +183,10 @@ impl Bundle for () {
 
     fn repeated_type() -> Option<&'static str> {
         None
+    }
+
+    fn look_up(_: &Components) -> Option<[ComponentId; 0]> {
+        Some([])
     }
 
     fn take(_: &mut Components, _: Entity, _: &mut Ctx<'_>) -> Option<()> {
@@ -294,9 +304,14 @@ macro_rules! tuple_bundle {
                 (0..$n).find(|&a| types[a + 1..].contains(&types[a])).map(|a| names[a])
             }
 
+            fn look_up(components: &Components) -> Option<[ComponentId; $n]> {
+                let found = [$(components.id::<$t>()),+];
+                Some([$(found[$i]?),+])
+            }
+
             fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self> {
                 // All or nothing: an unregistered type or a missing value takes nothing.
-                let ids: [ComponentId; $n] = [$(components.id::<$t>()?),+];
+                let ids = Self::look_up(components)?;
                 $(
                     if !components.columns[ids[$i].index()].storage::<$t>().contains(e.index()) {
                         return None;

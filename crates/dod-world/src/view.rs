@@ -141,9 +141,9 @@ impl<T: Component> ViewMut<'_, T> {
     ///
     /// # Panics
     ///
-    /// If a hook of `T` panics, or the `Drop` of a value it replaces: the new value is in,
-    /// and in a group the entity is packed all the same (see
-    /// [`World::on_insert`](crate::World::on_insert)).
+    /// If a hook of `T` panics, or the `Drop` of a value it replaces: the new value is in
+    /// (after a panicking `Drop`, without its insert hook call), and in a group the entity is
+    /// packed all the same (see [`World::on_insert`](crate::World::on_insert)).
     ///
     /// ```
     /// let mut world = dod_world::World::new();

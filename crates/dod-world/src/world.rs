@@ -561,6 +561,7 @@ impl World {
     /// ```
     #[track_caller]
     pub fn spawn<B: Bundle>(&mut self, bundle: B) -> Entity {
+        crate::bundle::check_distinct::<B>();
         self.flush();
         let (entities, components, mut ctx) = self.ctx_parts();
         let grouped = components.has_groups();
@@ -625,6 +626,7 @@ impl World {
         B: Bundle,
         I: IntoIterator<Item = B>,
     {
+        crate::bundle::check_distinct::<B>();
         self.flush();
         let iter = iter.into_iter();
         let (lower, _) = iter.size_hint();
@@ -844,8 +846,8 @@ impl World {
     /// O(components).
     ///
     /// If dropping a replaced value panics, the components of the bundle before it and its
-    /// own new value are in, and the ones after it are dropped, not given; the world stays
-    /// valid.
+    /// own new value are in (the new value without its insert hook call), and the ones after
+    /// it are dropped, not given; the world stays valid.
     ///
     /// # Errors
     ///
@@ -853,8 +855,8 @@ impl World {
     ///
     /// # Panics
     ///
-    /// If `bundle` holds a type twice. If an insert hook panics: see
-    /// [`on_insert`](World::on_insert).
+    /// If `bundle` holds a type twice, whether or not `e` is alive. If an insert hook, or the
+    /// remove hook of a replaced value, panics: see [`on_insert`](World::on_insert).
     ///
     /// A bundle is a tuple, of one component too: `insert(e, (Frozen,))`.
     ///
@@ -869,6 +871,7 @@ impl World {
     #[track_caller]
     #[inline]
     pub fn insert<B: Bundle>(&mut self, e: Entity, bundle: B) -> Result<(), NoSuchEntity> {
+        crate::bundle::check_distinct::<B>();
         self.flush();
         if !self.entities.is_alive(e) {
             return Err(self.entities.not_alive(e));
@@ -927,10 +930,11 @@ impl World {
     #[inline]
     pub fn remove<T: Component>(&mut self, e: Entity) -> Option<T> {
         self.flush();
+        // The type is looked up first, so that a misspelled one panics for any entity.
+        let id = self.components.id::<T>()?;
         if !self.entities.is_alive(e) {
             return None;
         }
-        let id = self.components.id::<T>()?;
         // A plain storage (no bits, stamps or hooks) outside any group: the set's own work,
         // inline, with no context to make and no hook to run after. In a group, the same out
         // of line, after the entity leaves the group.
@@ -1001,7 +1005,8 @@ impl World {
     pub fn take<B: Bundle>(&mut self, e: Entity) -> Option<B> {
         crate::bundle::check_distinct::<B>();
         self.flush();
-        if !self.entities.is_alive(e) {
+        // The types are looked up first, so that a misspelled one panics for any entity.
+        if B::look_up(&self.components).is_none() || !self.entities.is_alive(e) {
             return None;
         }
         let taken = {
@@ -1078,14 +1083,14 @@ impl World {
         &mut self,
         entities: [Entity; N],
     ) -> Option<[&mut T; N]> {
+        let now = self.change_tick();
+        // The type is looked up first, so that a misspelled one panics for any entities.
+        let storage = self.components.storage_mut::<T>()?;
         if !entities.iter().all(|&e| self.entities.is_alive(e)) {
             return None;
         }
-        let now = self.change_tick();
         // Live entities are equal iff their indices are.
-        self.components
-            .storage_mut::<T>()?
-            .get_disjoint_mut(entities.map(Entity::index), now)
+        storage.get_disjoint_mut(entities.map(Entity::index), now)
     }
 
     /// Whether `e` is alive and has a `T`. O(1).
@@ -1328,7 +1333,8 @@ impl World {
 
     /// Calls `hook` with the entity and the value every time an entity gets a `T` (spawn,
     /// insert, commands; a replaced value goes through [`on_remove`](World::on_remove)
-    /// first). The hook may record changes in the [`Commands`] it is given (a command of its
+    /// first, and if dropping it panics, the new value is in and this hook is not called
+    /// for it). The hook may record changes in the [`Commands`] it is given (a command of its
     /// own too, [`Commands::push`], which runs with the world: to spawn an entity and link
     /// it, say), which the world applies right after the change that ran the hook (a
     /// [`spawn_batch`](World::spawn_batch) of a hooked type spawns one entity at a time for
@@ -1353,7 +1359,11 @@ impl World {
     /// query finds it). What hooks recorded before the panic is applied with the next change
     /// (or [`flush`](World::flush)); if the panic comes while the world applies hook
     /// commands, the ones not yet applied are dropped unmade, as [`apply`](World::apply)
-    /// drops the commands after a panicking one.
+    /// drops the commands after a panicking one. Commands left waiting by a
+    /// [`view_mut`](World::view_mut) are applied by the next [`flush`](World::flush), which
+    /// every structural change makes first (as do `query`, `share`, `entity_mut`,
+    /// `view_mut`, `track`, `maintain` and the hook setters), so a hook they run that panics
+    /// panics out of that call.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};

@@ -560,6 +560,68 @@ fn commands_refuse_a_repeated_type_when_recording() {
     world.assert_invariants();
 }
 
+/// A bundle that holds a type twice makes `spawn`, `spawn_batch` and `insert` panic before
+/// anything changes: no reserved entity is made alive, no type is registered, and an
+/// `insert` on an entity that is not alive panics rather than returning its error.
+#[test]
+fn a_repeated_type_panics_before_anything_changes() {
+    let mut world = World::new();
+    let dead = world.spawn(());
+    world.despawn(dead);
+    let reserved = world.reserve_entity();
+    for attempt in 0..3 {
+        let msg = panic_message(|| match attempt {
+            0 => drop(world.spawn((Health(1), Health(2)))),
+            1 => drop(world.spawn_batch([(Vel(1.0), Vel(2.0))])),
+            _ => drop(world.insert(dead, (Pos(1.0), Pos(2.0)))),
+        });
+        assert!(msg.contains("twice"), "{msg}");
+    }
+    assert!(!world.is_alive(reserved), "the reservation was not flushed");
+    assert_eq!(
+        world.register::<Enemy>().index(),
+        0,
+        "no type was registered"
+    );
+    world.flush();
+    assert!(world.is_alive(reserved));
+    world.assert_invariants();
+}
+
+/// A misspelled type (`&Pos` for `Pos`) panics whatever the entity: one that is not alive
+/// too, and in a taken bundle also after a type that is not registered.
+#[test]
+fn a_misspelled_type_panics_for_a_dead_entity_too() {
+    let mut world = World::new();
+    let e = world.spawn((Pos(1.0),));
+    let dead = world.spawn((Pos(2.0),));
+    world.despawn(dead);
+    let msg = panic_message(|| {
+        let _ = world.remove::<&Pos>(dead);
+    });
+    assert!(msg.contains("`&world::Pos`"), "{msg}");
+    let msg = panic_message(|| {
+        let _ = world.get_disjoint_mut::<&Pos, 1>([dead]);
+    });
+    assert!(msg.contains("`&world::Pos`"), "{msg}");
+    let msg = panic_message(|| {
+        let _ = world.take::<(&Pos,)>(dead);
+    });
+    assert!(msg.contains("`&world::Pos`"), "{msg}");
+    // `Health` was never stored, and comes first.
+    let msg = panic_message(|| {
+        let _ = world.take::<(Health, &Pos)>(e);
+    });
+    assert!(msg.contains("`&world::Pos`"), "{msg}");
+    // Spelled right, the same calls give nothing for the dead entity.
+    assert_eq!(world.remove::<Pos>(dead), None);
+    assert!(world.get_disjoint_mut::<Pos, 1>([dead]).is_none());
+    assert_eq!(world.take::<(Pos,)>(dead), None);
+    assert_eq!(world.take::<(Health, Pos)>(e), None);
+    assert_eq!(world.get::<Pos>(e), Some(&Pos(1.0)));
+    world.assert_invariants();
+}
+
 #[test]
 fn commands_reserve_at_once_and_apply_in_order() {
     let mut world = World::new();

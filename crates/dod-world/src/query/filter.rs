@@ -573,8 +573,9 @@ tuple_filter!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
 /// An `Or` never drives a query (it can hold entities that none of its storages list
 /// alone), and its types do not count as required when a query looks for a group to walk:
 /// a query made only of an `Or` walks the smallest storage its data requires, or every
-/// entity. A type the world has never stored matches nothing, and so does its `With` or
-/// change filter inside the `Or`; a `Without` of it matches every entity.
+/// entity. A type the world has never stored matches nothing, and so does its `With` inside
+/// the `Or` (a change filter needs its type tracked, inside an `Or` as outside); a `Without`
+/// of it matches every entity.
 ///
 /// ```
 /// use dod_world::{Or, With, World};

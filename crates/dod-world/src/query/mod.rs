@@ -660,7 +660,8 @@ where
     ///
     /// # Panics
     ///
-    /// As [`for_each`](Query::for_each).
+    /// As [`for_each`](Query::for_each), when `e` is alive: for an entity that is not, the
+    /// answer is `None` before the query looks at its types.
     ///
     /// ```
     /// use dod_world::World;
@@ -698,6 +699,10 @@ where
 
     /// The number of matching entities, handing nothing out: a `&mut T` of a tracked type is
     /// not marked changed. O(smallest storage).
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each).
     ///
     /// ```
     /// use dod_world::{Changed, Entity, QueryState, World};
@@ -769,7 +774,8 @@ where
     ///
     /// # Panics
     ///
-    /// As [`for_each`](Query::for_each).
+    /// As [`for_each`](Query::for_each), when `e` is alive: for an entity that is not, the
+    /// answer is `false` before the query looks at its types.
     ///
     /// ```
     /// use dod_world::World;
