@@ -138,7 +138,9 @@ impl World {
 
     /// Replaces the world's contents with a saved world's, read from `d`: entities (with
     /// their generations and free queue), the components of the types registered for saving,
-    /// and the per-entity data. Components of types that are not saved are dropped. The
+    /// and the per-entity data with its key names (which replace the names registered in
+    /// [`data_names_mut`](World::data_names_mut)). Components of types that are not saved are
+    /// dropped. The
     /// world keeps its settings: hooks (not run by a load), tracked types (every loaded value
     /// stamped as added now, the removed lists emptied) and groups (packed again).
     ///
