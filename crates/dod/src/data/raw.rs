@@ -396,9 +396,13 @@ pub(crate) fn set(b: &mut [u8], key: DataKey, v: &Value<'_>) -> Result<(), usize
             } else {
                 0
             };
+            // The new record is written over the old one: the only case in which the old
+            // record is not left a hole. (An inline value's bits say nothing about it: they
+            // may equal the old record's offset.)
+            let over_old = rec > 0 && rec <= old;
             let bits = if rec == 0 {
                 inline_bits(v)
-            } else if rec <= old {
+            } else if over_old {
                 // Fits where the old record was: write over it, zero the tail.
                 write_record(b, old_off, v);
                 b[old_off + rec..old_off + old].fill(0);
@@ -413,7 +417,7 @@ pub(crate) fn set(b: &mut [u8], key: DataKey, v: &Value<'_>) -> Result<(), usize
                 wr32(b, 12, off as u32);
                 off as u32
             };
-            if old > 0 && bits as usize != old_off {
+            if old > 0 && !over_old {
                 // The old record is now a hole.
                 b[old_off..old_off + old].fill(0);
                 if rec == 0 && old_off == vs {
@@ -825,6 +829,26 @@ mod tests {
                     s[at] = b'z';
                 }
             }
+        }
+    }
+
+    /// A record replaced by an inline value becomes a hole, zeroed, whatever the inline
+    /// value's bits: an `f32` whose bits equal the record's offset too.
+    #[test]
+    fn a_record_replaced_by_an_inline_value_is_zeroed_whatever_its_bits() {
+        let secret = "hunter2-secret-password";
+        let mut base = DataComponent::new();
+        base.set("pw", secret);
+        let len = base.as_bytes().len() as u32;
+        for bits in 0..len {
+            let mut c = base.clone();
+            c.set("pw", f32::from_bits(bits));
+            assert_eq!(c.hole_bytes(), 0, "bits {bits}");
+            assert!(
+                !c.as_bytes().windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "bits {bits}: the old string is still in the bytes"
+            );
+            assert_eq!(c.get_f32("pw").map(f32::to_bits), Some(bits));
         }
     }
 
