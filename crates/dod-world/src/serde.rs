@@ -321,7 +321,16 @@ struct SavedNames<'a>(&'a KeyNames);
 
 impl Serialize for SavedNames<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|(_, segments)| segments))
+        s.collect_seq(self.0.iter().map(|(_, segments)| SavedPath(segments)))
+    }
+}
+
+/// One name's path segments, as a sequence of strings.
+struct SavedPath<'a>(&'a [std::sync::Arc<str>]);
+
+impl Serialize for SavedPath<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|segment| &**segment))
     }
 }
 

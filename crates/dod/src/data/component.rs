@@ -112,6 +112,14 @@ impl DataComponent {
         DataComponent { buf, names: None }
     }
 
+    /// A component of the buffer `buf`, built by `raw::build` (which keeps the format's
+    /// invariants), keeping no names.
+    #[cfg(feature = "json")]
+    pub(super) fn from_built(buf: Vec<u8>) -> Self {
+        debug_assert!(raw::validate(&buf).is_ok());
+        DataComponent { buf, names: None }
+    }
+
     /// Reads a component from bytes written by [`as_bytes`](DataComponent::as_bytes), checking
     /// all of them first (O(n)): the magic, version and key hash id, every count, offset and
     /// size, the type tags, that strings are UTF-8, that keys are sorted and unique and that no

@@ -4,7 +4,9 @@
 //! from a sorted list of paths with one loop, no recursion; the reader's recursion is bounded
 //! by [`MAX_PATH_DEPTH`], checked before parsing.
 
+use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 use core::fmt::Write as _;
@@ -12,6 +14,7 @@ use core::fmt::Write as _;
 use serde_json::{Map, Number, Value as Json};
 
 use super::names::{unnamed_key, KeyNames, NameCollision, NameError};
+use super::raw;
 use super::value::Value;
 use super::{DataComponent, DataKey, DataStore, DataView, MAX_PATH_DEPTH};
 use crate::key::Key;
@@ -58,6 +61,12 @@ pub enum JsonError {
         /// How deep: the deepest object's nesting (the top level is 1), or a path's segments.
         depth: usize,
     },
+    /// The values need a component of more than `u32::MAX` bytes, more than it can
+    /// address.
+    TooLarge {
+        /// The bytes the component would need.
+        bytes: usize,
+    },
 }
 
 impl fmt::Display for JsonError {
@@ -79,6 +88,11 @@ impl fmt::Display for JsonError {
                 "objects nested {depth} deep: key paths have at most MAX_PATH_DEPTH \
                  ({MAX_PATH_DEPTH}) segments"
             ),
+            JsonError::TooLarge { bytes } => write!(
+                f,
+                "the values need a component of {bytes} bytes, more than it can address \
+                 (u32::MAX)"
+            ),
         }
     }
 }
@@ -96,7 +110,7 @@ fn path_of(segments: &[impl AsRef<str>]) -> String {
     s
 }
 
-fn finite(x: f64, segments: &[String]) -> Result<f32, JsonError> {
+fn finite(x: f64, segments: &[Arc<str>]) -> Result<f32, JsonError> {
     let f = x as f32;
     if f.is_finite() {
         Ok(f)
@@ -107,7 +121,7 @@ fn finite(x: f64, segments: &[String]) -> Result<f32, JsonError> {
     }
 }
 
-fn number(n: &Number, segments: &[String]) -> Result<f32, JsonError> {
+fn number(n: &Number, segments: &[Arc<str>]) -> Result<f32, JsonError> {
     finite(n.as_f64().unwrap_or(f64::INFINITY), segments)
 }
 
@@ -140,7 +154,7 @@ fn object_depth(json: &str) -> usize {
     deepest
 }
 
-fn name_error(e: NameError, segments: &[String]) -> JsonError {
+fn name_error(e: NameError, segments: &[Arc<str>]) -> JsonError {
     match e {
         NameError::Collision(c) => JsonError::Collision(c),
         NameError::TooDeep { depth } => JsonError::TooDeep { depth },
@@ -154,23 +168,55 @@ fn name_error(e: NameError, segments: &[String]) -> JsonError {
     }
 }
 
-fn read(
-    obj: &Map<String, Json>,
-    segments: &mut Vec<String>,
+/// A value read from JSON, before the component is built.
+enum Leaf<'a> {
+    Bool(bool),
+    I64(i64),
+    F32(f32),
+    Str(&'a str),
+    F32s(Vec<f32>),
+}
+
+impl Leaf<'_> {
+    fn value(&self) -> Value<'_> {
+        match self {
+            Leaf::Bool(b) => Value::Bool(*b),
+            Leaf::I64(i) => Value::I64(*i),
+            Leaf::F32(f) => Value::F32(*f),
+            Leaf::Str(s) => Value::from(*s),
+            Leaf::F32s(a) => Value::from(a.as_slice()),
+        }
+    }
+}
+
+/// What [`read`] gathers: the values by key, in the order read, and the keys seen.
+struct Read<'a> {
+    leaves: Vec<(DataKey, Leaf<'a>)>,
+    seen: BTreeSet<DataKey>,
+}
+
+/// Reads the members of `obj`, an object at path `segments` (whose key is `at`): each
+/// member's key is its parent's extended by its name, so that a long name is hashed once,
+/// not once per member below it.
+fn read<'a>(
+    obj: &'a Map<String, Json>,
+    at: DataKey,
+    segments: &mut Vec<Arc<str>>,
     names: &mut KeyNames,
     added: &mut Vec<DataKey>,
-    out: &mut DataComponent,
+    out: &mut Read<'a>,
 ) -> Result<(), JsonError> {
     for (name, v) in obj {
-        segments.push(name.clone());
+        segments.push(Arc::from(name.as_str()));
         if segments.len() > MAX_PATH_DEPTH {
             // `object_depth` found no such nesting, but the bound is kept here too.
             return Err(JsonError::TooDeep {
                 depth: segments.len(),
             });
         }
+        let here = at.child(name);
         match v {
-            Json::Object(inner) => read(inner, segments, names, added, out)?,
+            Json::Object(inner) => read(inner, here, segments, names, added, out)?,
             leaf => {
                 let unnamed = match segments.as_slice() {
                     [only] => unnamed_key(only),
@@ -181,7 +227,7 @@ fn read(
                     None => {
                         let before = names.len();
                         let key = names
-                            .register_segments(segments.iter())
+                            .register_shared(here, segments)
                             .map_err(|e| name_error(e, segments))?;
                         if names.len() > before {
                             added.push(key);
@@ -189,7 +235,7 @@ fn read(
                         key
                     }
                 };
-                if out.contains(key) {
+                if !out.seen.insert(key) {
                     // A named path and an unnamed key `"#…"` for the same hash.
                     let existing = names
                         .name(key)
@@ -201,18 +247,18 @@ fn read(
                         rejected: path_of(segments),
                     }));
                 }
-                match leaf {
+                let leaf = match leaf {
                     Json::Null => {
                         return Err(JsonError::Null {
                             path: path_of(segments),
                         })
                     }
-                    Json::Bool(b) => out.set(key, *b),
+                    Json::Bool(b) => Leaf::Bool(*b),
                     Json::Number(n) => match n.as_i64() {
-                        Some(i) => out.set(key, i),
-                        None => out.set(key, number(n, segments)?),
+                        Some(i) => Leaf::I64(i),
+                        None => Leaf::F32(number(n, segments)?),
                     },
-                    Json::String(s) => out.set(key, s.as_str()),
+                    Json::String(s) => Leaf::Str(s.as_str()),
                     Json::Array(items) => {
                         let floats = items
                             .iter()
@@ -223,10 +269,11 @@ fn read(
                                 }),
                             })
                             .collect::<Result<Vec<f32>, _>>()?;
-                        out.set(key, &floats);
+                        Leaf::F32s(floats)
                     }
                     Json::Object(_) => unreachable!("objects are walked above"),
-                }
+                };
+                out.leaves.push((key, leaf));
             }
         }
         segments.pop();
@@ -242,7 +289,7 @@ fn push_string(out: &mut String, s: &str) {
 
 /// Appends a float in the shortest form that reads back as the same `f32`, always with a
 /// fraction or an exponent (0.7, not 0.699999988079071; 100.0, not 100).
-fn push_f32(out: &mut String, f: f32, path: &[String]) -> Result<(), JsonError> {
+fn push_f32(out: &mut String, f: f32, path: &[Arc<str>]) -> Result<(), JsonError> {
     // `f32`'s `Display` gives the shortest digits; as an `f64` they print the same, and
     // serde_json writes an `f64` with a fraction or an exponent.
     let n = alloc::format!("{f}")
@@ -257,7 +304,7 @@ fn push_f32(out: &mut String, f: f32, path: &[String]) -> Result<(), JsonError> 
     Ok(())
 }
 
-fn push_value(out: &mut String, v: Value<'_>, path: &[String]) -> Result<(), JsonError> {
+fn push_value(out: &mut String, v: Value<'_>, path: &[Arc<str>]) -> Result<(), JsonError> {
     match v {
         Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
         Value::F32(f) => push_f32(out, f, path)?,
@@ -284,19 +331,19 @@ fn push_value(out: &mut String, v: Value<'_>, path: &[String]) -> Result<(), Jso
 /// objects: no recursion, whatever the depth.
 fn write_json<'n>(
     view: &DataView<'_>,
-    name_of: impl Fn(DataKey) -> Option<&'n [String]>,
+    name_of: impl Fn(DataKey) -> Option<&'n [Arc<str>]>,
 ) -> Result<String, JsonError> {
     let named = |k: DataKey| name_of(k).filter(|s| !s.is_empty());
     // The member names of unnamed keys, made first so that paths can borrow them.
-    let unnamed: Vec<[String; 1]> = view
+    let unnamed: Vec<[Arc<str>; 1]> = view
         .iter()
         .filter(|&(k, _)| named(k).is_none())
-        .map(|(k, _)| [k.to_string()])
+        .map(|(k, _)| [Arc::from(k.to_string())])
         .collect();
     let mut unnamed_at = 0;
-    let mut entries: Vec<(&[String], Value<'_>)> = Vec::with_capacity(view.len());
+    let mut entries: Vec<(&[Arc<str>], Value<'_>)> = Vec::with_capacity(view.len());
     for (k, v) in view.iter() {
-        let path: &[String] = match named(k) {
+        let path: &[Arc<str>] = match named(k) {
             Some(segments) => segments,
             None => {
                 unnamed_at += 1;
@@ -322,7 +369,7 @@ fn write_json<'n>(
         let common = open
             .iter()
             .zip(parents)
-            .take_while(|(a, b)| **a == b.as_str())
+            .take_while(|(a, b)| **a == &***b)
             .count();
         while open.len() > common {
             out.push('}');
@@ -337,23 +384,23 @@ fn write_json<'n>(
             // value (an object of this name would still be open).
             let level = last.last_mut().expect("the top level is always open");
             match *level {
-                Some(prev) if prev == seg.as_str() => return Err(conflict(depth)),
+                Some(prev) if prev == &**seg => return Err(conflict(depth)),
                 Some(_) => out.push(','),
                 None => {}
             }
-            *level = Some(seg.as_str());
+            *level = Some(&**seg);
             push_string(&mut out, seg);
             out.push_str(":{");
-            open.push(seg.as_str());
+            open.push(&**seg);
             last.push(None);
         }
         let level = last.last_mut().expect("the top level is always open");
         match *level {
-            Some(prev) if prev == leaf.as_str() => return Err(conflict(path.len() - 1)),
+            Some(prev) if prev == &**leaf => return Err(conflict(path.len() - 1)),
             Some(_) => out.push(','),
             None => {}
         }
-        *level = Some(leaf.as_str());
+        *level = Some(&**leaf);
         push_string(&mut out, leaf);
         out.push(':');
         push_value(&mut out, v, path)?;
@@ -443,17 +490,44 @@ impl DataComponent {
         let Json::Object(obj) = parsed else {
             return Err(JsonError::NotAnObject);
         };
-        let mut out = DataComponent::new();
+        let mut out = Read {
+            leaves: Vec::new(),
+            seen: BTreeSet::new(),
+        };
         let mut added = Vec::new();
-        match read(&obj, &mut Vec::new(), names, &mut added, &mut out) {
-            Ok(()) => Ok(out),
-            Err(e) => {
-                for key in added {
-                    names.forget(key);
-                }
-                Err(e)
+        let built = read(
+            &obj,
+            DataKey::ROOT,
+            &mut Vec::new(),
+            names,
+            &mut added,
+            &mut out,
+        )
+        .and_then(|()| {
+            if out.leaves.is_empty() {
+                return Ok(DataComponent::new());
+            }
+            // Built in one pass from the sorted values: set one at a time, each new key
+            // would move the header arrays, O(n²) in the number of members.
+            out.leaves.sort_unstable_by_key(|(key, _)| key.to_raw());
+            let values: Vec<(DataKey, Value<'_>)> =
+                out.leaves.iter().map(|(k, l)| (*k, l.value())).collect();
+            raw::build(&values)
+                .map(DataComponent::from_built)
+                .ok_or_else(|| JsonError::TooLarge {
+                    bytes: values
+                        .iter()
+                        .fold(raw::HEADER + raw::ENTRY * values.len(), |size, (_, v)| {
+                            size.saturating_add(v.record_size())
+                        }),
+                })
+        });
+        if built.is_err() {
+            for key in added {
+                names.forget(key);
             }
         }
+        built
     }
 
     /// The component as restricted JSON (see [`DataView::to_json`]), naming keys with the
@@ -506,6 +580,88 @@ impl<K: Key> DataStore<K> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A component read from JSON, built in one pass from its sorted values, holds what
+    /// setting each member in turn gives, packed: many members of every type, in an order
+    /// unrelated to their keys, with nested objects.
+    #[test]
+    fn a_read_component_equals_its_members_set_one_by_one() {
+        let n = if cfg!(miri) { 40 } else { 3_000 };
+        let mut json = String::from("{");
+        let mut expected = DataComponent::new();
+        for i in 0..n {
+            if i > 0 {
+                json.push(',');
+            }
+            let name = alloc::format!("m{}", (i * 7919) % n);
+            match i % 5 {
+                0 => {
+                    json.push_str(&alloc::format!(r#""{name}":{i}"#));
+                    expected.set(DataKey::from_path(&name), i as i64);
+                }
+                1 => {
+                    json.push_str(&alloc::format!(r#""{name}":{i}.5"#));
+                    expected.set(DataKey::from_path(&name), i as f32 + 0.5);
+                }
+                2 => {
+                    json.push_str(&alloc::format!(r#""{name}":"s{i}""#));
+                    expected.set(DataKey::from_path(&name), alloc::format!("s{i}").as_str());
+                }
+                3 => {
+                    json.push_str(&alloc::format!(r#""{name}":[{i},0.25]"#));
+                    expected.set(DataKey::from_path(&name), &[i as f32, 0.25]);
+                }
+                _ => {
+                    json.push_str(&alloc::format!(r#""o{i}":{{"{name}":true}}"#));
+                    expected.set(DataKey::from_path(&alloc::format!("o{i}.{name}")), true);
+                }
+            }
+        }
+        json.push('}');
+        let mut names = KeyNames::new();
+        let c = DataComponent::from_json(&json, &mut names).unwrap();
+        assert_eq!(c, expected);
+        assert_eq!(c.len(), n);
+        assert_eq!(names.len(), n);
+        assert_eq!(c.hole_bytes(), 0);
+        assert_eq!(c.view().packed_size(), c.as_bytes().len());
+        assert!(DataComponent::from_bytes(c.as_bytes()).is_ok());
+    }
+
+    /// The names `from_json` registers share their parents' segments: an object with a
+    /// long name and many members costs its name once, not once per member.
+    #[test]
+    fn registered_names_follow_the_size_of_the_json() {
+        let (long, members) = if cfg!(miri) {
+            (200, 20)
+        } else {
+            (10_000, 2_000)
+        };
+        let parent = "p".repeat(long);
+        let mut json = alloc::format!(r#"{{"{parent}":{{"#);
+        for i in 0..members {
+            if i > 0 {
+                json.push(',');
+            }
+            json.push_str(&alloc::format!(r#""{i}":{i}"#));
+        }
+        json.push_str("}}");
+        let mut names = KeyNames::new();
+        let c = DataComponent::from_json(&json, &mut names).unwrap();
+        assert_eq!((c.len(), names.len()), (members, members));
+        let first = names.segments(DataKey::from_segments([parent.as_str(), "0"]));
+        let last = alloc::format!("{}", members - 1);
+        let other = names.segments(DataKey::from_segments([parent.as_str(), last.as_str()]));
+        assert!(Arc::ptr_eq(&first.unwrap()[0], &other.unwrap()[0]));
+        assert!(
+            names.memory_usage() < 16 * json.len(),
+            "{} bytes of names for {} bytes of JSON",
+            names.memory_usage(),
+            json.len()
+        );
+        // Written back by those names.
+        assert_eq!(c.to_json(&names).unwrap().len(), json.len());
+    }
 
     #[test]
     fn errors_name_the_path() {

@@ -2,6 +2,7 @@
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
@@ -10,9 +11,12 @@ use super::{DataKey, DataView, MAX_PATH_DEPTH};
 /// A registry of key paths by hash: hashing loses names, this keeps them where they are
 /// wanted (tools, debugging, JSON).
 ///
-/// A path is stored as its segments. Registering the same path again is fine; registering a
-/// *different* path with the same hash is a [`NameCollision`], the one way to learn that two
-/// names share a key.
+/// A path is stored as its segments, each a shared string (`Arc<str>`): the paths
+/// [`DataComponent::from_json`](super::DataComponent::from_json) registers share their
+/// parents' segments, so that the registry's memory follows the JSON's size however many
+/// members an object with a long name holds. Registering the same path again is fine;
+/// registering a *different* path with the same hash is a [`NameCollision`], the one way to
+/// learn that two names share a key.
 ///
 /// Paths have at most [`MAX_PATH_DEPTH`] segments, the bound that `to_json` and `from_json`
 /// share, so that every registered name can be written and read back. The one-segment names
@@ -35,7 +39,7 @@ use super::{DataKey, DataView, MAX_PATH_DEPTH};
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeyNames {
-    paths: BTreeMap<DataKey, Vec<String>>,
+    paths: BTreeMap<DataKey, Vec<Arc<str>>>,
 }
 
 /// Two different paths hash to the same [`DataKey`].
@@ -182,23 +186,47 @@ impl KeyNames {
         &mut self,
         segments: impl IntoIterator<Item = S>,
     ) -> Result<DataKey, NameError> {
-        let mut kept: Vec<String> = Vec::new();
+        let mut kept: Vec<Arc<str>> = Vec::new();
         let mut depth = 0usize;
         for s in segments {
             depth += 1;
             if depth <= MAX_PATH_DEPTH {
-                kept.push(String::from(s.as_ref()));
+                kept.push(Arc::from(s.as_ref()));
             }
         }
         if depth > MAX_PATH_DEPTH {
             return Err(NameError::TooDeep { depth });
         }
+        self.register_kept(DataKey::from_segments(&kept), kept)
+    }
+
+    /// [`register_segments`](KeyNames::register_segments) of segments already shared, whose
+    /// key the caller has (`key` is `DataKey::from_segments(segments)`): the registry keeps
+    /// clones of the `Arc`s, not copies of the strings, and hashes nothing.
+    #[cfg(feature = "json")]
+    pub(crate) fn register_shared(
+        &mut self,
+        key: DataKey,
+        segments: &[Arc<str>],
+    ) -> Result<DataKey, NameError> {
+        debug_assert_eq!(key, DataKey::from_segments(segments));
+        if segments.len() > MAX_PATH_DEPTH {
+            return Err(NameError::TooDeep {
+                depth: segments.len(),
+            });
+        }
+        self.register_kept(key, segments.to_vec())
+    }
+
+    /// Registers the segments `kept` (at most [`MAX_PATH_DEPTH`]), whose key is `key`.
+    fn register_kept(&mut self, key: DataKey, kept: Vec<Arc<str>>) -> Result<DataKey, NameError> {
         if let [only] = kept.as_slice() {
             if unnamed_key(only).is_some() {
-                return Err(NameError::Reserved { name: only.clone() });
+                return Err(NameError::Reserved {
+                    name: String::from(&**only),
+                });
             }
         }
-        let key = DataKey::from_segments(&kept);
         match self.paths.get(&key) {
             Some(existing) if *existing != kept => Err(NameError::Collision(NameCollision {
                 key,
@@ -242,7 +270,8 @@ impl KeyNames {
     }
 
     /// Bytes held on the heap, approximately: the strings, the segment arrays and the map's
-    /// entries (not the map's node overhead). O(n).
+    /// entries (not the map's node overhead). A string several paths share (a parent's
+    /// name, as `from_json` shares it) is counted in shares. O(n).
     ///
     /// ```
     /// # use dod::data::KeyNames;
@@ -255,9 +284,12 @@ impl KeyNames {
         self.paths
             .values()
             .map(|segments| {
-                core::mem::size_of::<(DataKey, Vec<String>)>()
-                    + segments.capacity() * core::mem::size_of::<String>()
-                    + segments.iter().map(String::capacity).sum::<usize>()
+                core::mem::size_of::<(DataKey, Vec<Arc<str>>)>()
+                    + segments.capacity() * core::mem::size_of::<Arc<str>>()
+                    + segments
+                        .iter()
+                        .map(|s| s.len().div_ceil(Arc::strong_count(s)))
+                        .sum::<usize>()
             })
             .sum()
     }
@@ -287,9 +319,10 @@ impl KeyNames {
     /// # use dod::data::KeyNames;
     /// let mut names = KeyNames::new();
     /// let k = names.register("a.b").unwrap();
-    /// assert_eq!(names.segments(k).unwrap(), ["a", "b"]);
+    /// let segments: Vec<&str> = names.segments(k).unwrap().iter().map(|s| &**s).collect();
+    /// assert_eq!(segments, ["a", "b"]);
     /// ```
-    pub fn segments(&self, key: DataKey) -> Option<&[String]> {
+    pub fn segments(&self, key: DataKey) -> Option<&[Arc<str>]> {
         self.paths.get(&key).map(Vec::as_slice)
     }
 
@@ -323,7 +356,7 @@ impl KeyNames {
     /// names.register("a").unwrap();
     /// assert_eq!(names.iter().count(), 1);
     /// ```
-    pub fn iter(&self) -> impl Iterator<Item = (DataKey, &[String])> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (DataKey, &[Arc<str>])> + '_ {
         self.paths.iter().map(|(k, s)| (*k, s.as_slice()))
     }
 

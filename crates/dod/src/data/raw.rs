@@ -496,6 +496,41 @@ pub(crate) fn remove(b: &mut [u8], key: DataKey) -> bool {
     true
 }
 
+/// A buffer holding `entries`, whose keys must be strictly increasing, with no holes and
+/// no free space: one pass, O(size), where setting them one by one moves the header arrays
+/// for each. `None` if it would need more than `u32::MAX` bytes.
+#[cfg(feature = "json")]
+pub(crate) fn build(entries: &[(DataKey, Value<'_>)]) -> Option<alloc::vec::Vec<u8>> {
+    let n = entries.len();
+    let size = entries.iter().try_fold(
+        HEADER.checked_add(ENTRY.checked_mul(n)?)?,
+        |size, (_, v)| size.checked_add(v.record_size()),
+    )?;
+    if size > u32::MAX as usize {
+        return None;
+    }
+    let mut b = alloc::vec![0u8; size];
+    b[..HEADER].copy_from_slice(&EMPTY);
+    let mut top = size;
+    for (i, (key, v)) in entries.iter().enumerate() {
+        debug_assert!(i == 0 || entries[i - 1].0.to_raw() < key.to_raw());
+        wr32(&mut b, HEADER + 4 * i, key.to_raw());
+        let rec = v.record_size();
+        let bits = if rec == 0 {
+            inline_bits(v)
+        } else {
+            top -= rec;
+            write_record(&mut b, top, v);
+            top as u32
+        };
+        wr32(&mut b, HEADER + 4 * n + 4 * i, bits);
+        b[HEADER + 8 * n + i] = v.value_type().tag();
+    }
+    wr32(&mut b, 8, n as u32);
+    wr32(&mut b, 12, top as u32);
+    Some(b)
+}
+
 /// Copies the entries of `src` into `dst` with no holes (`dst.len() >= packed_size(src)`).
 pub(crate) fn repack(src: &[u8], dst: &mut [u8]) {
     init(dst);
@@ -845,7 +880,9 @@ mod tests {
             c.set("pw", f32::from_bits(bits));
             assert_eq!(c.hole_bytes(), 0, "bits {bits}");
             assert!(
-                !c.as_bytes().windows(secret.len()).any(|w| w == secret.as_bytes()),
+                !c.as_bytes()
+                    .windows(secret.len())
+                    .any(|w| w == secret.as_bytes()),
                 "bits {bits}: the old string is still in the bytes"
             );
             assert_eq!(c.get_f32("pw").map(f32::to_bits), Some(bits));
