@@ -951,6 +951,12 @@ impl AtomicBorrow {
         self.0.store(0, Ordering::Release);
     }
 
+    /// Frees the flag whatever it says: through `&mut`, no borrow it counts can be held (a
+    /// query that took one and was leaked, with `mem::forget`, can no longer be used).
+    pub(crate) fn reset(&mut self) {
+        *self.0.get_mut() = 0;
+    }
+
     /// Whether it is borrowed mutably right now (for messages).
     pub(crate) fn is_writing(&self) -> bool {
         self.0.load(Ordering::Relaxed) == WRITING
@@ -975,11 +981,15 @@ pub(crate) struct Column {
 
 // SAFETY: the storage inside is `Send + Sync` (`AnyStorage` requires it). A `&Column` hands
 // out `&Storage` freely (shared access of a `Sync` value) and `&mut Storage` only through
-// `storage_mut`, whose callers hold `&mut World`, so no `&mut` ever coexists with another
-// reference to the same storage. While the world is shared, a query that writes `T` writes
-// the values and stamps through the pointers `capture` took, holding this column's
-// exclusive flag, and a query that reads them holds its shared flag; the other parts of the
-// storage (the sparse side, the presence bits) are not written while the world is shared.
+// `storage_mut`, whose callers hold `&mut World` (so no other thread has the column) and
+// write through it only before any other reference to the storage is taken: a query's
+// writer takes its raw value and stamp pointers from it and then holds it as shared, so the
+// shared borrows a run takes beside it (a presence or change test of the same type, a
+// group's driver) never see the storage's own fields change. While the world is shared, a
+// query that writes `T` writes the values and stamps through the pointers `capture` took,
+// holding this column's exclusive flag, and a query that reads them holds its shared flag;
+// the other parts of the storage (the sparse side, the presence bits) are not written while
+// the world is shared.
 #[allow(unsafe_code)]
 unsafe impl Sync for Column {}
 
@@ -1037,18 +1047,23 @@ impl Column {
 
     /// The erased storage, shared.
     ///
-    /// Callers hold `&World`, which no `&mut` to a storage outlives: one is formed only
-    /// through `&mut World` (see [`storage_mut`](Column::storage_mut) and
-    /// [`capture_exclusive`](Column::capture_exclusive)). What a caller may read of it is
-    /// another matter: the values and stamps only under a borrow flag on a shared world
-    /// (a writer writes them through the captured pointers meanwhile), the rest freely.
+    /// Callers hold `&World`. A `&mut` to a storage is formed only through `&mut World` (see
+    /// [`storage_mut`](Column::storage_mut) and
+    /// [`capture_exclusive`](Column::capture_exclusive)), and written through only before
+    /// any other reference to the storage is taken: a query of the exclusive form that
+    /// writes `T` holds its `&mut` as shared once it has the raw pointers it writes through,
+    /// so a borrow taken here in the same run is a second shared one. What a caller may read
+    /// of it is another matter: the values and stamps only under a borrow flag on a shared
+    /// world (a writer writes them through the captured pointers meanwhile), the rest
+    /// freely.
     #[inline]
     #[allow(unsafe_code)]
     pub(crate) fn any(&self) -> &dyn AnyStorage {
         // SAFETY: a `&mut` to the storage is formed only through `&mut World` (see
-        // `storage_mut` and `capture_exclusive`), which no holder of `&World` overlaps; on a
-        // shared world, writers reach the values and stamps through raw pointers and form
-        // no reference to the storage but shared ones.
+        // `storage_mut` and `capture_exclusive`) and is not written through once another
+        // reference to the storage may exist (a query's writer holds it as shared after
+        // taking its raw pointers); on a shared world, writers reach the values and stamps
+        // through raw pointers and form no reference to the storage but shared ones.
         unsafe { &**self.storage.get() }
     }
 
@@ -1108,9 +1123,11 @@ impl Column {
     /// # Safety
     ///
     /// `T` is the type the column was registered for, and the caller has exclusive access to
-    /// this column for `'a`: it holds `&mut World` and takes no other reference to this
-    /// column. (A shared world's writer never calls it: it writes through the pointers
-    /// [`capture`](Column::capture) took.)
+    /// this column for `'a`: it holds `&mut World`, and writes through the returned reference
+    /// only while it takes no other reference to this column. (A query's writer takes its
+    /// raw value and stamp pointers from it and then holds it as shared, beside the shared
+    /// borrows of the same storage its run may take. A shared world's writer never calls it:
+    /// it writes through the pointers [`capture`](Column::capture) took.)
     #[inline]
     #[allow(unsafe_code, clippy::mut_from_ref)]
     pub(crate) unsafe fn storage_mut<'a, T: Component>(&'a self) -> &'a mut Storage<T> {

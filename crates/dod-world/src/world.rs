@@ -1596,7 +1596,8 @@ impl World {
     /// the same ones, or only test for them with `With`, `Without` or `Has`) run side by
     /// side, and one that conflicts with a running query panics naming the component.
     /// `Shared` is `Copy + Send + Sync`. O(component types): each storage notes where a
-    /// query that writes it will write.
+    /// query that writes it will write, and every flag starts free (a query of an earlier
+    /// share that was leaked, with `mem::forget`, holds none).
     ///
     /// ```
     /// use dod_world::World;
@@ -1616,6 +1617,8 @@ impl World {
     pub fn share(&mut self) -> Shared<'_> {
         self.flush();
         for column in &mut self.components.columns {
+            // A query of an earlier share that was leaked left its flags taken.
+            column.borrow.reset();
             column.capture();
         }
         Shared { world: self }

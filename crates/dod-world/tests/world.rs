@@ -560,6 +560,28 @@ fn commands_refuse_a_repeated_type_when_recording() {
     world.assert_invariants();
 }
 
+/// A shared query that was leaked keeps its borrow flags, but only until the world is
+/// shared again: the next `share` starts with every flag free.
+#[test]
+fn a_leaked_shared_query_does_not_block_the_next_share() {
+    let mut world = World::new();
+    world.spawn((Health(1),));
+    {
+        let w = world.share();
+        let mut q = w.query::<&mut Health>();
+        q.for_each(|h| h.0 += 1);
+        std::mem::forget(q);
+        // Within that share, the leaked borrow still counts.
+        let conflict = catch_unwind(AssertUnwindSafe(|| w.query::<&Health>().count()));
+        assert!(conflict.is_err());
+    }
+    let w = world.share();
+    assert_eq!(w.query::<&Health>().iter().map(|h| h.0).sum::<u32>(), 2);
+    w.query::<&mut Health>().for_each(|h| h.0 += 1);
+    assert_eq!(world.query::<&Health>().iter().next().map(|h| h.0), Some(3));
+    world.assert_invariants();
+}
+
 /// A bundle that holds a type twice makes `spawn`, `spawn_batch` and `insert` panic before
 /// anything changes: no reserved entity is made alive, no type is registered, and an
 /// `insert` on an entity that is not alive panics rather than returning its error.

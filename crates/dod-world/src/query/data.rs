@@ -412,10 +412,14 @@ unsafe fn exclusive_column<'w, T: Component>(
         (storage, values, changed)
     } else {
         // SAFETY: exclusive access to this column for `'w`, and `id` is `T`'s: the caller's
-        // contract.
+        // contract. The `&mut` is formed before the run's other borrows of this storage (a
+        // presence test of `T` makes the run take the captured path instead; the filter's
+        // change tests, a group's driver and `slices`' length check come after it), and
+        // nothing writes through it: it gives the raw pointers the run writes through and
+        // is then held as shared, beside those shared borrows.
         let storage: &'w mut Storage<T> = unsafe { column.storage_mut::<T>() };
         let (values, changed) = storage.writable();
-        (storage, values, changed)
+        (&*storage, values, changed)
     };
     if storage.in_bits() {
         return Column::Tag {
