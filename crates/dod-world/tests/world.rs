@@ -618,23 +618,27 @@ fn a_misspelled_type_panics_for_a_dead_entity_too() {
     let e = world.spawn((Pos(1.0),));
     let dead = world.spawn((Pos(2.0),));
     world.despawn(dead);
-    let msg = panic_message(|| {
-        let _ = world.remove::<&Pos>(dead);
-    });
-    assert!(msg.contains("`&world::Pos`"), "{msg}");
-    let msg = panic_message(|| {
-        let _ = world.get_disjoint_mut::<&Pos, 1>([dead]);
-    });
-    assert!(msg.contains("`&world::Pos`"), "{msg}");
-    let msg = panic_message(|| {
-        let _ = world.take::<(&Pos,)>(dead);
-    });
-    assert!(msg.contains("`&world::Pos`"), "{msg}");
-    // `Health` was never stored, and comes first.
-    let msg = panic_message(|| {
-        let _ = world.take::<(Health, &Pos)>(e);
-    });
-    assert!(msg.contains("`&world::Pos`"), "{msg}");
+    /// A lookup of `&Pos` in the world, given the live entity and the dead one. (`Health`
+    /// was never stored: the last looks it up first.)
+    type Call = fn(&mut World, Entity, Entity);
+    let calls: [(&str, Call); 4] = [
+        ("remove", |w, _, dead| {
+            let _ = w.remove::<&Pos>(dead);
+        }),
+        ("get_disjoint_mut", |w, _, dead| {
+            let _ = w.get_disjoint_mut::<&Pos, 1>([dead]);
+        }),
+        ("take", |w, _, dead| {
+            let _ = w.take::<(&Pos,)>(dead);
+        }),
+        ("take after an unregistered type", |w, e, _| {
+            let _ = w.take::<(Health, &Pos)>(e);
+        }),
+    ];
+    for (name, call) in calls {
+        let msg = panic_message(|| call(&mut world, e, dead));
+        assert!(msg.contains("`&world::Pos`"), "{name}: {msg}");
+    }
     // Spelled right, the same calls give nothing for the dead entity.
     assert_eq!(world.remove::<Pos>(dead), None);
     assert!(world.get_disjoint_mut::<Pos, 1>([dead]).is_none());
