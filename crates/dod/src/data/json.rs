@@ -514,13 +514,7 @@ impl DataComponent {
                 out.leaves.iter().map(|(k, l)| (*k, l.value())).collect();
             raw::build(&values)
                 .map(DataComponent::from_built)
-                .ok_or_else(|| JsonError::TooLarge {
-                    bytes: values
-                        .iter()
-                        .fold(raw::HEADER + raw::ENTRY * values.len(), |size, (_, v)| {
-                            size.saturating_add(v.record_size())
-                        }),
-                })
+                .map_err(|bytes| JsonError::TooLarge { bytes })
         });
         if built.is_err() {
             for key in added {

@@ -498,16 +498,17 @@ pub(crate) fn remove(b: &mut [u8], key: DataKey) -> bool {
 
 /// A buffer holding `entries`, whose keys must be strictly increasing, with no holes and
 /// no free space: one pass, O(size), where setting them one by one moves the header arrays
-/// for each. `None` if it would need more than `u32::MAX` bytes.
+/// for each. `Err(size)`, the bytes it would need (saturating), if that is more than
+/// `u32::MAX`.
 #[cfg(feature = "json")]
-pub(crate) fn build(entries: &[(DataKey, Value<'_>)]) -> Option<alloc::vec::Vec<u8>> {
+pub(crate) fn build(entries: &[(DataKey, Value<'_>)]) -> Result<alloc::vec::Vec<u8>, usize> {
     let n = entries.len();
-    let size = entries.iter().try_fold(
-        HEADER.checked_add(ENTRY.checked_mul(n)?)?,
-        |size, (_, v)| size.checked_add(v.record_size()),
-    )?;
+    let size = entries.iter().fold(
+        HEADER.saturating_add(ENTRY.saturating_mul(n)),
+        |size, (_, v)| size.saturating_add(v.record_size()),
+    );
     if size > u32::MAX as usize {
-        return None;
+        return Err(size);
     }
     let mut b = alloc::vec![0u8; size];
     b[..HEADER].copy_from_slice(&EMPTY);
@@ -528,7 +529,7 @@ pub(crate) fn build(entries: &[(DataKey, Value<'_>)]) -> Option<alloc::vec::Vec<
     }
     wr32(&mut b, 8, n as u32);
     wr32(&mut b, 12, top as u32);
-    Some(b)
+    Ok(b)
 }
 
 /// Copies the entries of `src` into `dst` with no holes (`dst.len() >= packed_size(src)`).
