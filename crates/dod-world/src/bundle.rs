@@ -125,10 +125,16 @@ pub trait Bundle: Send + Sync + Sized + 'static {
     fn look_up(components: &Components) -> Option<Self::Ids>;
 
     /// Takes every component of the bundle out of live entity `e` if it has them all (each
-    /// leaves its group first, hooks record into `ctx`), else changes nothing. The caller
-    /// has checked that the bundle holds no type twice (`check_distinct`).
+    /// leaves its group first, hooks record into `ctx`), else changes nothing. `ids` are the
+    /// bundle's ([`look_up`](Bundle::look_up)), and the caller has checked that the bundle
+    /// holds no type twice (`check_distinct`).
     #[doc(hidden)]
-    fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self>;
+    fn take(
+        components: &mut Components,
+        ids: Self::Ids,
+        e: Entity,
+        ctx: &mut Ctx<'_>,
+    ) -> Option<Self>;
 }
 
 /// Panics if `B` holds a type twice, naming it.
@@ -189,7 +195,7 @@ impl Bundle for () {
         Some([])
     }
 
-    fn take(_: &mut Components, _: Entity, _: &mut Ctx<'_>) -> Option<()> {
+    fn take(_: &mut Components, _: [ComponentId; 0], _: Entity, _: &mut Ctx<'_>) -> Option<()> {
         Some(())
     }
 
@@ -309,9 +315,13 @@ macro_rules! tuple_bundle {
                 Some([$(found[$i]?),+])
             }
 
-            fn take(components: &mut Components, e: Entity, ctx: &mut Ctx<'_>) -> Option<Self> {
-                // All or nothing: an unregistered type or a missing value takes nothing.
-                let ids = Self::look_up(components)?;
+            fn take(
+                components: &mut Components,
+                ids: [ComponentId; $n],
+                e: Entity,
+                ctx: &mut Ctx<'_>,
+            ) -> Option<Self> {
+                // All or nothing: a missing value takes nothing.
                 $(
                     if !components.columns[ids[$i].index()].storage::<$t>().contains(e.index()) {
                         return None;

@@ -140,9 +140,9 @@ impl World {
     /// their generations and free queue), the components of the types registered for saving,
     /// and the per-entity data with its key names (which replace the names registered in
     /// [`data_names_mut`](World::data_names_mut)). Components of types that are not saved are
-    /// dropped. The
-    /// world keeps its settings: hooks (not run by a load), tracked types (every loaded value
-    /// stamped as added now, the removed lists emptied) and groups (packed again).
+    /// dropped. The world keeps its settings: hooks (not run by a load), tracked types (every
+    /// loaded value stamped as added now, the removed lists emptied) and groups (packed
+    /// again).
     ///
     /// A load restores the saved allocator too, as a snapshot (its keep-N-free count,
     /// [`min_free`](crate::WorldBuilder::min_free), included, which replaces the world's

@@ -1005,13 +1005,15 @@ impl World {
     pub fn take<B: Bundle>(&mut self, e: Entity) -> Option<B> {
         crate::bundle::check_distinct::<B>();
         self.flush();
-        // The types are looked up first, so that a misspelled one panics for any entity.
-        if B::look_up(&self.components).is_none() || !self.entities.is_alive(e) {
+        // The types are looked up first, so that a misspelled one panics for any entity;
+        // an unregistered type takes nothing.
+        let ids = B::look_up(&self.components)?;
+        if !self.entities.is_alive(e) {
             return None;
         }
         let taken = {
             let (_, components, mut ctx) = self.ctx_parts();
-            B::take(components, e, &mut ctx)
+            B::take(components, ids, e, &mut ctx)
         };
         self.after_change();
         taken
