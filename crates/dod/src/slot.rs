@@ -322,6 +322,18 @@ pub(crate) fn max_type_id<K: Key>() -> u16 {
     K::MAX_TYPE_ID.min(0x7FFF)
 }
 
+/// Whether a key of type `K` with slot `index` and tag `tag` is one that no container hands
+/// out: bit 31 of its tag set, generation 0, a type id above what `K` carries, or an index at
+/// or past `K::MAX_SLOTS`. Such a key (a bit pattern cast from bytes, say) names nothing, and
+/// the containers that store values for keys handed out elsewhere refuse it.
+#[inline(always)]
+pub(crate) fn is_malformed_key<K: Key>(index: u32, tag: u32) -> bool {
+    (tag & Tag::VACANT != 0)
+        | (tag & Tag::GENERATION == 0)
+        | (tag >> 16 > u32::from(max_type_id::<K>()))
+        | (index >= K::MAX_SLOTS)
+}
+
 /// Checks that `type_id` fits keys of type `K`; the panic of every `with_type_id`.
 #[track_caller]
 pub(crate) fn check_type_id<K: Key>(container: &str, type_id: u16) {

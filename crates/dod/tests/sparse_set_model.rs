@@ -275,6 +275,10 @@ impl Model {
     /// What inserting for `e` does: replace the entry at a position (recording `e`'s tag, if
     /// it has one), append (`None`), or refuse.
     fn insertion(&self, e: Ent) -> Result<Option<usize>, InsertErrorKind> {
+        // A malformed key is refused first, wherever it points (as a `DataStore` does).
+        if e.tag().is_some_and(|t| t & MALFORMED != 0) {
+            return Err(InsertErrorKind::MalformedKey);
+        }
         let live = self.live_at(e.index);
         // Only a new entry is bounded: one held above a lowered bound stays replaceable.
         if live.is_none() && e.index > self.max_index {
@@ -282,9 +286,6 @@ impl Model {
                 index: e.index,
                 max: self.max_index,
             });
-        }
-        if e.tag().is_some_and(|t| t & MALFORMED != 0) {
-            return Err(InsertErrorKind::MalformedKey);
         }
         let Some(p) = live else {
             return Ok(None);

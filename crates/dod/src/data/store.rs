@@ -284,11 +284,7 @@ impl<K: Key> DataStore<K> {
     /// What inserting the key of slot `index` and tag `t` does, or why it is refused.
     /// Allocates nothing.
     fn plan(&self, index: u32, t: u32) -> Result<Plan, InsertErrorKind> {
-        if t & Tag::VACANT != 0
-            || t as u16 == 0
-            || (t >> 16) as u16 > K::MAX_TYPE_ID
-            || u64::from(index) >= u64::from(K::MAX_SLOTS)
-        {
+        if crate::slot::is_malformed_key::<K>(index, t) {
             return Err(InsertErrorKind::MalformedKey);
         }
         let s = self.slots.get(index);

@@ -61,7 +61,7 @@
 //! | a key with a newer generation, or any key when the entry was inserted by a `u32` | nothing | replaces the dead entity's entry, value and tag, in place |
 //! | a key with an older generation (stale) | nothing | refused: [`StaleKey`](crate::InsertErrorKind::StaleKey) |
 //! | a key of the same generation and another type id (foreign) | nothing | refused: [`ForeignKey`](crate::InsertErrorKind::ForeignKey) |
-//! | a malformed key (bit 31 of its tag set, or generation 0) | nothing | refused: [`MalformedKey`](crate::InsertErrorKind::MalformedKey) |
+//! | a malformed key (one no container of its type hands out: bit 31 of its tag set, generation 0, or an index or type id past its type's range) | nothing | refused: [`MalformedKey`](crate::InsertErrorKind::MalformedKey) |
 //!
 //! For an index the set does not hold, a `u32` inserts with no tag and a well-formed key
 //! inserts with its tag (a set keeps nothing of removed entries, so it cannot tell a stale key
@@ -230,13 +230,16 @@ impl<K: Key> SparseKey for K {
     fn sparse_index(self) -> u32 {
         self.index()
     }
-    /// The key's tag; a tag of generation 0 (a forged bit pattern, such as a `Handle` cast
-    /// from bytes) comes back with bit 31 set, so that the set refuses it as malformed instead
-    /// of reading it as the tag 0 of a plain index, or storing a tag its loader refuses.
+    /// The key's tag; the tag of a malformed key (a pattern no container of its type hands
+    /// out, such as a `Handle` cast from bytes with generation 0, or a `Handle32` with index
+    /// `0xFFFF`) comes back with bit 31 set, so that the set refuses it as malformed instead
+    /// of reading a generation 0 as the tag 0 of a plain index, or storing a key its loader or
+    /// a `DataStore` refuses.
     #[inline]
     fn sparse_tag(self) -> Option<u32> {
         let t = self.tag();
-        Some(if t as u16 == 0 { t | Tag::VACANT } else { t })
+        let malformed = crate::slot::is_malformed_key::<K>(self.index(), t);
+        Some(t | u32::from(malformed) << 31)
     }
 }
 
@@ -735,13 +738,14 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// [`insert`](Self::insert) that refuses instead of panicking or aborting, and gives the
     /// value back in the error:
     ///
+    /// - [`MalformedKey`](InsertErrorKind::MalformedKey) for a key no container of its type
+    ///   hands out, wherever its index points;
     /// - [`IndexAboveMax`](InsertErrorKind::IndexAboveMax) if the index is above
     ///   [`max_index`](Self::max_index) and the set does not hold it (an entry held from
     ///   before [`set_max_index`](Self::set_max_index) lowered the bound can still be
     ///   replaced); nothing is allocated;
-    /// - [`StaleKey`](InsertErrorKind::StaleKey), [`ForeignKey`](InsertErrorKind::ForeignKey),
-    ///   [`MalformedKey`](InsertErrorKind::MalformedKey) for a key the
-    ///   [rules](self#keys-plain-indices-and-generational-handles) refuse;
+    /// - [`StaleKey`](InsertErrorKind::StaleKey), [`ForeignKey`](InsertErrorKind::ForeignKey)
+    ///   for a key the [rules](self#keys-plain-indices-and-generational-handles) refuse;
     /// - [`OutOfMemory`](InsertErrorKind::OutOfMemory) if the page or the dense arrays
     ///   cannot grow (a page allocated before the failure stays, empty, until
     ///   [`shrink_to_fit`](Self::shrink_to_fit));
@@ -865,11 +869,11 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         mut value: T,
     ) -> Result<Option<T>, InsertError<T>> {
         use InsertErrorKind::{Full, MalformedKey, OutOfMemory};
-        if self.bounds_out(index, self.slot(index)) {
-            return Err(self.above_max(index, value));
-        }
         if tag.is_some_and(is_malformed) {
             return Err(InsertError::new(MalformedKey, value));
+        }
+        if self.bounds_out(index, self.slot(index)) {
+            return Err(self.above_max(index, value));
         }
         loop {
             let Some(slot) = self.pages.slot_mut(index) else {
@@ -967,9 +971,9 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
                 entry.type_id()
             ),
             InsertErrorKind::MalformedKey => panic!(
-                "SparseSet::insert: malformed key for index {index}: bit 31 of its tag is set \
-                 or its generation is 0, which no key has (try_insert refuses it and gives the \
-                 value back)"
+                "SparseSet::insert: malformed key for index {index}: bit 31 of its tag set, \
+                 generation 0, or an index or type id past its key type's range, which no \
+                 container hands out (try_insert refuses it and gives the value back)"
             ),
             InsertErrorKind::Full => panic!(
                 "SparseSet::insert: the dense arrays hold u32::MAX - 1 entries, the most a set \
@@ -1318,8 +1322,8 @@ fn missing<E: SparseKey>(e: E, slot: Slot) -> ! {
     };
     if t.is_vacant() {
         panic!(
-            "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, or \
-             generation 0)"
+            "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, \
+             generation 0, or an index or type id past its key type's range)"
         )
     }
     /// The key's parts, as `insert`'s panics print them: `(index 3, generation 2)`, with the
