@@ -15,7 +15,7 @@
 //! | objects that must stay at one index (parallel arrays, plain indices, large values), filtered by masks | [`Pool`] | by slot; holes are skipped through the alive flags | `max(size_of::<T>(), 4) + 4` rounded up to `max(align_of::<T>(), 4)` per slot (8 for a `u32`, 16 for a `u64`), ~0.13 per slot of flags |
 //! | components keyed by entity index, each system with its own order | [`SparseSet`] | packed, in the order you choose: insertion, `sort_by`, `sort_as` another set | `size_of::<T>() + 4` per value, 8 per slot of each allocated page of 128 entities, 4 per page of the table |
 //! | sets of indices: alive flags, type masks, free slots | [`BitSet`] and its lazy expressions ([`Bits`]) | ascending | ~0.129 per index of the capacity (1 bit + two summaries) |
-//! | a few dynamic values per entity (a character sheet), merged, diffed, saved as bytes | [`DataComponent`], many in one buffer: [`DataStore`] | by key hash | 16-byte header + 9 per key + 4 + the bytes of each string or float array; a [`DataComponent`]'s buffer starts at 64 bytes, a [`DataStore`]'s at 4 KiB |
+//! | a few dynamic values per entity (a character sheet), merged, diffed, saved as bytes | [`DataComponent`], many in one buffer: [`DataStore`] | by key hash | 16-byte header + 9 per key + 8 per `i64` + 4 + the bytes of each string or float array; a [`DataComponent`]'s buffer starts at 64 bytes, a [`DataStore`]'s at 4 KiB |
 //!
 //! The crate's README has the measured comparison with `slotmap`, `hibitset`, `fixedbitset`,
 //! `roaring`, the `sparseset` crate, hash maps and `serde_json`, and what each container
@@ -58,8 +58,8 @@
 //! any [`Key`]. The rules of generations (a tag per slot, vacancy, retirement, which key is
 //! older) live in one module, [`slot`], which every container follows; an entity allocator of
 //! your own can follow them too. A key that no container hands out (a `Handle` with its
-//! reserved bit set, or of generation 0, as a `bytemuck` cast can make) never resolves, and
-//! [`SparseSet`] and [`DataStore`] refuse to store it.
+//! reserved bit set, or of generation 0, or a `Handle32` with index 65 535, as a `bytemuck`
+//! cast can make) never resolves, and [`SparseSet`] and [`DataStore`] refuse to store it.
 //!
 //! `use dod::prelude::*;` imports the containers, the handles and the traits programs call
 //! methods of ([`Key`], [`Bits`], [`SparseKey`](sparse_set::SparseKey)); every `try_insert`

@@ -110,6 +110,22 @@ fn op() -> impl Strategy<Value = Op> {
 
 type Model = HashMap<String, OwnedValue>;
 
+/// The bytes of a packed component holding `m`, by the formula of the docs: a 16-byte header,
+/// 9 per key, 8 per `i64`, and 4 + the bytes of each string or float array.
+fn documented_size(m: &Model) -> usize {
+    16 + m
+        .values()
+        .map(|v| {
+            9 + match v {
+                OwnedValue::Bool(_) | OwnedValue::F32(_) => 0,
+                OwnedValue::I64(_) => 8,
+                OwnedValue::String(s) => 4 + s.len(),
+                OwnedValue::F32s(f) => 4 + 4 * f.len(),
+            }
+        })
+        .sum::<usize>()
+}
+
 fn check(c: &DataComponent, m: &Model, named: &HashSet<&str>) {
     assert_eq!(c.len(), m.len());
     assert_eq!(c.is_empty(), m.is_empty());
@@ -229,6 +245,9 @@ proptest! {
                     c.compact();
                     assert_eq!(c.hole_bytes(), 0);
                     assert_eq!(c.capacity(), if c.capacity() == 0 { 0 } else { c.view().packed_size() });
+                    if !m.is_empty() {
+                        assert_eq!(c.as_bytes().len(), documented_size(&m));
+                    }
                 }
                 Op::RoundTrip => {
                     let back = DataComponent::from_bytes(c.as_bytes()).unwrap();

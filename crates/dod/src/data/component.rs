@@ -89,8 +89,8 @@ impl DataComponent {
     }
 
     /// An empty component with a buffer of `bytes` bytes (at least the 16-byte header). Every
-    /// entry takes 9 header bytes; a string takes 4 + its length, a float array 4 + 4 per
-    /// float. O(bytes).
+    /// entry takes 9 header bytes; an `i64` takes 8 more, a string 4 + its length, a float
+    /// array 4 + 4 per float. O(bytes).
     ///
     /// # Panics
     ///
