@@ -798,3 +798,77 @@ fn par_iter_on_expressions_matches_iter() {
     same("set", &b);
     assert_eq!(Bits::par_iter(&a & &b).count(), (&a & &b).count(), "count");
 }
+
+/// A set of the user's whose words are all ones over `universe` and whose `word` panics at
+/// word `fail`, or, with `fail` past the words, sets bits past the universe in its last word
+/// (both against the `Bits` contract, which only the user's code can break).
+#[derive(Clone, Copy)]
+struct Unruly {
+    universe: usize,
+    fail: usize,
+}
+
+impl Bits for Unruly {
+    fn universe(&self) -> usize {
+        self.universe
+    }
+    fn word(&self, i: usize) -> u64 {
+        assert!(i != self.fail, "word {i} of a set of the user's");
+        if i < self.universe.div_ceil(64) {
+            u64::MAX
+        } else {
+            0
+        }
+    }
+    fn summary(&self, _level: usize, _i: usize) -> u64 {
+        u64::MAX
+    }
+}
+
+#[test]
+fn a_panicking_operand_leaves_an_in_place_operation_valid() {
+    type InPlace = fn(&mut BitSet, Unruly);
+    let ops: [(&str, InPlace); 4] = [
+        ("and_with", |s, o| s.and_with(o)),
+        ("or_with", |s, o| s.or_with(o)),
+        ("xor_with", |s, o| s.xor_with(o)),
+        ("and_not_with", |s, o| s.and_not_with(o)),
+    ];
+    let start: BitSet = (0..256).filter(|i| i % 3 == 0).collect();
+    for (name, op) in ops {
+        let mut s = start.clone();
+        let other = Unruly {
+            universe: 256,
+            fail: 2,
+        };
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(&mut s, other)));
+        assert!(r.is_err(), "{name}: the operand's panic reaches the caller");
+        s.assert_invariants();
+        // The words before the panic are combined, the others as they were; every answer
+        // agrees with the words.
+        let words = s.as_words().to_vec();
+        let m: BTreeSet<u32> = (0..256u32)
+            .filter(|&i| words[i as usize / 64] >> (i % 64) & 1 == 1)
+            .collect();
+        check(&s, &m, 256);
+        let untouched: BTreeSet<u32> = (128..256).filter(|i| i % 3 == 0).collect();
+        assert_eq!(
+            m.range(128..).copied().collect::<BTreeSet<_>>(),
+            untouched,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn to_bitset_cuts_what_a_set_of_the_users_has_past_its_universe() {
+    let sloppy = Unruly {
+        universe: 70,
+        fail: usize::MAX,
+    };
+    let s = sloppy.to_bitset();
+    s.assert_invariants();
+    assert_eq!(s.universe(), 70);
+    assert!(s.iter().eq(0..70));
+    assert_eq!(s.count(), 70);
+}

@@ -10,10 +10,11 @@
 //! assign forms (`a &= &b`, `|=`, `^=`, `-=`) are the in-place `*_with` methods of
 //! [`BitSet`].
 
+use alloc::vec::Vec;
 use core::ops;
 
 use super::iter::{Blocks, Iter};
-use super::{summary_levels, words_for, BitSet};
+use super::{check_universe, summary_levels, words_for, BitSet};
 
 /// Anything that reads like a bit set: `&`[`BitSet`] and the lazy expressions
 /// [`And`], [`Or`], [`AndNot`], [`Xor`] and [`Not`].
@@ -328,7 +329,12 @@ pub trait Bits {
         super::rayon::par_iter(self)
     }
 
-    /// The set as a new [`BitSet`] with the same universe. O(n / 64).
+    /// The set as a new [`BitSet`] with the same universe. O(n / 64). Bits a
+    /// [`word`](Bits::word) of the user's sets past the universe are left out.
+    ///
+    /// # Panics
+    ///
+    /// If the universe is above 2³², the most indices a [`BitSet`] holds.
     ///
     /// ```
     /// use dod::{BitSet, Bits};
@@ -342,7 +348,11 @@ pub trait Bits {
         Self: Sized,
     {
         let universe = self.universe();
-        let words = (0..words_for(universe)).map(|i| self.word(i)).collect();
+        check_universe(universe);
+        let mut words: Vec<u64> = (0..words_for(universe)).map(|i| self.word(i)).collect();
+        if let (Some(last), r @ 1..) = (words.last_mut(), universe % 64) {
+            *last &= (1u64 << r) - 1;
+        }
         BitSet::from_words_unchecked(words, universe)
     }
 

@@ -428,7 +428,7 @@ pub(crate) const MAX_UNIVERSE: usize = if usize::BITS > 32 {
 
 /// Panics if `universe` is above [`MAX_UNIVERSE`].
 #[track_caller]
-fn check_universe(universe: usize) {
+pub(crate) fn check_universe(universe: usize) {
     assert!(
         universe <= MAX_UNIVERSE,
         "BitSet universe {universe} is above 2^32: indices are u32"
@@ -1896,21 +1896,25 @@ impl BitSet {
         Bits::is_disjoint(self, other)
     }
 
+    /// Rewrites every word below the universe as `op(word, other's word)`. The summaries are
+    /// rebuilt at the end, also when `other` (a [`Bits`] of the user's) panics part way, so
+    /// that the set stays valid with the words rewritten so far.
     fn combine_with<B: Bits>(&mut self, other: B, op: impl Fn(u64, u64) -> u64) {
-        let n = words_for(self.universe);
-        let tail = if self.universe % 64 == 0 {
+        let guard = Resummarize(self);
+        let s = &mut *guard.0;
+        let n = words_for(s.universe);
+        let tail = if s.universe % 64 == 0 {
             u64::MAX
         } else {
-            (1u64 << (self.universe % 64)) - 1
+            (1u64 << (s.universe % 64)) - 1
         };
-        for (w, word) in self.words[..n].iter_mut().enumerate() {
+        for (w, word) in s.words[..n].iter_mut().enumerate() {
             // Every index of `other`, a complement's past its universe too (`a &= !&b`).
             *word = op(*word, other.raw_word(w));
         }
-        if let Some(last) = self.words[..n].last_mut() {
+        if let Some(last) = s.words[..n].last_mut() {
             *last &= tail;
         }
-        self.refill_summaries();
     }
 
     /// Checks every invariant; for tests.
@@ -2040,18 +2044,21 @@ impl Extend<u32> for BitSet {
     }
 }
 
+/// Rebuilds the summaries of a set from its words when dropped, unwinding included, so that a
+/// panic of user code (an iterator, a [`Bits`] of the user's) or of a growth part way through
+/// a batch of word writes leaves a valid set.
+struct Resummarize<'a>(&'a mut BitSet);
+
+impl Drop for Resummarize<'_> {
+    fn drop(&mut self) {
+        self.0.refill_summaries();
+    }
+}
+
 impl BitSet {
     /// [`extend`](BitSet::extend) with the summaries rebuilt once at the end.
     #[track_caller]
     fn extend_deferred(&mut self, iter: impl Iterator<Item = u32>) {
-        /// Rebuilds the summaries from the words when dropped, unwinding included, so that a
-        /// panic of the iterator or of a growth leaves a valid set.
-        struct Resummarize<'a>(&'a mut BitSet);
-        impl Drop for Resummarize<'_> {
-            fn drop(&mut self) {
-                self.0.refill_summaries();
-            }
-        }
         let guard = Resummarize(self);
         let s = &mut *guard.0;
         let mut iter = iter;
