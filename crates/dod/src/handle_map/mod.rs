@@ -203,8 +203,10 @@ impl<T, K: Key> HandleMap<T, K> {
     #[track_caller]
     pub fn with_type_id(mut self, type_id: u16) -> Self {
         slot::check_type_id::<K>("HandleMap", type_id);
+        // A reset forgets the slots but not that keys were handed out: its watermark
+        // (`first_gen` above 1) is what keeps them stale, and they must stay this map's keys.
         assert!(
-            self.slots.is_empty(),
+            self.slots.is_empty() && self.first_gen == 1,
             "HandleMap::with_type_id: the map has handed out keys already; set the type id \
              right after construction"
         );
@@ -495,7 +497,10 @@ impl<T, K: Key> HandleMap<T, K> {
     ///
     /// # Panics
     ///
-    /// If the key type cannot address another slot; `f` is not called then.
+    /// If the key type cannot address another slot; `f` is not called then. If `f` panics,
+    /// the map holds what it held, and the chosen slot is spent as if a value had been
+    /// inserted and removed: its generation is used up and it rejoins the free slots last
+    /// (or retires).
     ///
     /// ```
     /// use dod::{HandleMap, Handle};
@@ -845,7 +850,7 @@ impl<T, K: Key> HandleMap<T, K> {
     /// again, the map raises a generation watermark: slots made after the reset start above
     /// every generation handed out before it, and slot indices start again from 0. Each reset
     /// spends generations (a new slot is good for 65 535 minus its starting generation uses),
-    /// so once the watermark would pass 32 767, `reset` does what [`clear`](HandleMap::clear)
+    /// so once the watermark would pass 32 768, `reset` does what [`clear`](HandleMap::clear)
     /// does instead, in O(len), and every slot keeps its own generation.
     ///
     /// ```
@@ -1087,6 +1092,36 @@ mod tests {
     use super::*;
     use crate::Handle32;
     use alloc::vec;
+
+    #[test]
+    #[should_panic(expected = "handed out keys already")]
+    fn with_type_id_after_a_reset_panics() {
+        let mut m = HandleMap::new();
+        m.insert(1);
+        m.reset();
+        let _ = m.with_type_id(7);
+    }
+
+    /// `f` panicking in `insert_with_key` spends the chosen slot as a removal would: the
+    /// slot rejoins the free slots last.
+    #[test]
+    #[cfg(feature = "std")]
+    fn a_panicking_insert_with_key_spends_its_slot_as_a_removal_would() {
+        let mut m = HandleMap::new();
+        let ks: Vec<Handle> = (0..3).map(|i| m.insert(i)).collect();
+        m.remove(ks[2]);
+        m.remove(ks[0]);
+        // Free slots, oldest first: 2, 0. The failed insertion takes 2.
+        let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+            m.insert_with_key(|_| -> i32 { panic!("no value") })
+        }));
+        assert!(r.is_err());
+        m.assert_invariants();
+        assert_eq!(m.len(), 1);
+        let (a, b) = (m.insert(7), m.insert(8));
+        assert_eq!((a.index(), b.index()), (0, 2));
+        assert_eq!(b.generation(), ks[2].generation() + 2, "a generation spent");
+    }
 
     #[test]
     fn fifo_freelist_reuses_oldest_slot() {

@@ -16,9 +16,11 @@ use crate::key::Key;
 #[inline]
 fn take_next<T, K: Key>(pool: &mut Pool<T, K>, from: &mut u32) -> Option<(K, T)> {
     let i = pool.alive.next_one(*from)?;
+    // The key type is user code: if it panics, `*from` still names slot `i`, so the drop of
+    // a `Drain` takes that item out with the rest.
+    let key = pool.slots[i as usize].tag().key(i);
     // Slot indices are below `K::MAX_SLOTS <= u32::MAX`, so this does not overflow.
     *from = i + 1;
-    let key = pool.slots[i as usize].tag().key(i);
     Some((key, pool.take(i as usize)?))
 }
 

@@ -752,7 +752,9 @@ impl<T, K: Key> Pool<T, K> {
     /// # Panics
     ///
     /// If the key type cannot address another slot; `f` is not called then. If `f` panics, the
-    /// pool stays as it was but for the chosen slot, which has used up a generation.
+    /// pool holds what it held, and the chosen slot is spent as if an item had been inserted
+    /// and removed: its generation is used up and it rejoins the holes as a removed item's
+    /// slot does (under [`Reuse::Fifo`], last), or retires.
     ///
     /// ```
     /// use dod::{Handle, Pool};
@@ -1765,6 +1767,43 @@ mod tests {
             assert_eq!(p.insert(30).index(), 0, "the hole is reused ({reuse:?})");
             p.assert_invariants();
         }
+    }
+
+    /// A `Drain` whose key type panics mid-way still leaves the pool empty when dropped.
+    #[test]
+    #[cfg(feature = "std")]
+    fn a_drain_whose_key_type_panics_leaves_the_pool_empty() {
+        use crate::hostile::{refusing_keys, Hostile};
+        let mut p = Pool::<u32, Hostile>::with_key();
+        for i in 0..4 {
+            p.insert(i);
+        }
+        let r = refusing_keys(|| p.drain().count());
+        assert!(r.is_err());
+        p.assert_invariants();
+        assert!(p.is_empty(), "{} items left", p.len());
+        assert_eq!(p.iter().count(), 0);
+    }
+
+    /// `f` panicking in `insert_with_key` spends the chosen slot as a removal would: the
+    /// slot rejoins the holes last.
+    #[test]
+    #[cfg(feature = "std")]
+    fn a_panicking_insert_with_key_spends_its_slot_as_a_removal_would() {
+        let mut p = Pool::new();
+        let ks: Vec<Handle> = (0..3).map(|i| p.insert(i)).collect();
+        p.remove(ks[2]);
+        p.remove(ks[0]);
+        // Holes, oldest first: 2, 0. The failed insertion takes 2.
+        let r = std::panic::catch_unwind(core::panic::AssertUnwindSafe(|| {
+            p.insert_with_key(|_| -> i32 { panic!("no item") })
+        }));
+        assert!(r.is_err());
+        p.assert_invariants();
+        assert_eq!(p.len(), 1);
+        let (a, b) = (p.insert(7), p.insert(8));
+        assert_eq!((a.index(), b.index()), (0, 2));
+        assert_eq!(b.generation(), ks[2].generation() + 2, "a generation spent");
     }
 
     #[test]
