@@ -2,6 +2,7 @@
 //! for, on the workloads of the handle_map and Bitsquid articles. 16-byte items.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hint::black_box;
 
 use dod::{Handle32, HandleMap};
 use rustc_hash::FxHashMap;
@@ -437,6 +438,9 @@ fn sampler<'w, C: Contender + 'static>(
                     c.insert(Item::new(i));
                 }
             });
+            // The container is read after the timed part, as in the pool section, so that no
+            // write of the loop can be dropped as dead.
+            black_box(&c);
             d
         }),
         1 => {
@@ -455,16 +459,20 @@ fn sampler<'w, C: Contender + 'static>(
         4 => contender(name, move || {
             let (mut c, hs) = filled::<C>(n);
             let order: Vec<C::H> = w.remove_order.iter().map(|&i| hs[i]).collect();
-            time(|| {
+            let d = time(|| {
                 for &h in &order {
                     c.remove(h);
                 }
             })
-            .0
+            .0;
+            black_box(&c);
+            d
         }),
         5 => contender(name, move || {
             let (mut c, mut hs) = filled::<C>(n);
-            time(|| churn(&mut c, &mut hs, &w.churn_picks)).0
+            let d = time(|| churn(&mut c, &mut hs, &w.churn_picks)).0;
+            black_box((&c, &hs));
+            d
         }),
         6 => contender(name, move || {
             let (mut c, mut hs) = filled::<C>(n);
@@ -476,7 +484,9 @@ fn sampler<'w, C: Contender + 'static>(
         }),
         _ => contender(name, move || {
             let (mut c, _) = filled::<C>(n);
-            time(|| c.clear()).0
+            let d = time(|| c.clear()).0;
+            black_box(&c);
+            d
         }),
     })
 }

@@ -507,6 +507,7 @@ struct Bevy {
     moves: Option<BevyQuery<(&'static mut Position, &'static Velocity)>>,
     data: Option<BevyQuery<&'static mut Data>>,
     heavy: Option<BevyQuery<(&'static mut Position, &'static mut Transform)>>,
+    positions: Option<BevyQuery<&'static Position>>,
 }
 
 impl Contender for Bevy {
@@ -519,6 +520,7 @@ impl Contender for Bevy {
             moves: None,
             data: None,
             heavy: None,
+            positions: None,
         }
     }
     fn spawn_simple(&mut self, n: usize) {
@@ -561,10 +563,11 @@ impl Contender for Bevy {
         self.world.spawn(mover(i)).id()
     }
     fn sum_positions(&mut self, es: &[Self::Entity]) -> f32 {
-        let mut q = self.world.query::<&Position>();
-        es.iter()
-            .map(|&e| q.get(&self.world, e).expect("alive").0[0])
-            .sum()
+        // The state kept between samples, one `Query` per sample: `QueryState::get` would
+        // update the state's archetypes on every lookup.
+        let state = self.positions.get_or_insert_with(|| self.world.query());
+        let q = state.query(&self.world);
+        es.iter().map(|&e| q.get(e).expect("alive").0[0]).sum()
     }
     fn despawn_all(&mut self, es: &[Self::Entity]) {
         for &e in es {
@@ -594,8 +597,9 @@ impl Contender for Bevy {
     }
 }
 
-/// shipyard: `bulk_add_entity`, views borrowed by `run`, `par_iter`, `add_component` /
-/// `delete_component`, `add_entity` / `delete_entity`.
+/// shipyard: `bulk_add_entity`, views borrowed by `run` (for adding and removing components
+/// too: `EntitiesView::add_component` and `ViewMut::delete`), `par_iter`, `add_entity` /
+/// `delete_entity`.
 struct Shipyard(shipyard::World);
 
 impl Contender for Shipyard {
@@ -641,14 +645,21 @@ impl Contender for Shipyard {
             .collect()
     }
     fn add(&mut self, es: &[Self::Entity]) {
-        for &e in es {
-            self.0.add_component(e, (Added(0.0),));
-        }
+        use shipyard::{EntitiesView, ViewMut};
+        self.0
+            .run(|entities: EntitiesView, mut added: ViewMut<Added>| {
+                for &e in es {
+                    entities.add_component(e, &mut added, Added(0.0));
+                }
+            });
     }
     fn remove(&mut self, es: &[Self::Entity]) {
-        for &e in es {
-            self.0.delete_component::<(Added,)>(e);
-        }
+        use shipyard::{Delete, ViewMut};
+        self.0.run(|mut added: ViewMut<Added>| {
+            for &e in es {
+                added.delete(e);
+            }
+        });
     }
     fn spawn_mover(&mut self, i: usize) -> Self::Entity {
         self.0.add_entity(mover(i))
@@ -1201,8 +1212,9 @@ fn suite_table(plan: &Plan) -> Table {
         "Each crate as its docs recommend: batch spawns (specs: entity builders), bevy_ecs's \
          query states kept between runs and its sparse-set storage for the component added and \
          removed, hecs's iter_batched(64) bridged to rayon, specs' VecStorage for common \
-         components and DenseVecStorage for A..Z. dod_world's par_for_each hands rayon pieces \
-         of at least 1 024 entities, so it runs heavy_compute's 1 000 on one thread. Targets: \
+         components and DenseVecStorage for A..Z, shipyard's and specs' views for the \
+         component added and removed (as dod_world's view_mut). Every parallel row splits \
+         heavy_compute's 1 000 entities over rayon's threads. Targets: \
          add_remove <= 1.0x the best peer; simple_insert, frag_iter and heavy_compute <= 1.1x; \
          simple_iter measured.",
     );
