@@ -2,6 +2,7 @@
 //! fixedbitset, hibitset, roaring and bitvec, on a 2^20 universe at densities from 0.01 % to
 //! 90 %, and the claim of free slots in a 90 %-full set.
 
+use std::cell::Cell;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -117,8 +118,24 @@ fn timed_mut<'a, S: Clone, R>(
     }))
 }
 
-fn timed<'a, R>(mut work: impl FnMut() -> R + 'a) -> Option<Sampler<'a>> {
-    Some(Box::new(move || time(&mut work).0))
+/// A sampler of `work`, whose answer must be every row's answer in its column: the first row
+/// to run records it in `expect`, and every later sample of every row is checked against it
+/// (outside the timing), so that a contender that skips work or is used wrongly stops the
+/// report instead of winning.
+fn checked<'a>(
+    expect: &'a Cell<Option<usize>>,
+    row: &'static str,
+    col: &'static str,
+    mut work: impl FnMut() -> usize + 'a,
+) -> Option<Sampler<'a>> {
+    Some(Box::new(move || {
+        let (d, got) = time(&mut work);
+        match expect.get() {
+            None => expect.set(Some(got)),
+            Some(want) => assert_eq!(got, want, "bits: {row} answers {col:?} unlike the others"),
+        }
+        d
+    }))
 }
 
 fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
@@ -139,15 +156,24 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     .columns(&COLUMNS);
 
     let probes = &probes;
+    // The answers of the read-only columns, which every row must agree on.
+    let expect: [Cell<Option<usize>>; 4] = Default::default();
+    let expect = &expect;
     let mut rows: Vec<(String, Vec<Option<Sampler<'_>>>)> = Vec::new();
     // dod::BitSet
     rows.push((
         ROWS[0].to_string(),
         vec![
-            timed(|| a.bitset.iter().fold(0, fold32)),
-            timed(|| a.bitset.and(&b.bitset).iter().fold(0, fold32)),
-            timed(|| a.bitset.and_not(&b.bitset).iter().fold(0, fold32)),
-            timed(|| {
+            checked(&expect[0], ROWS[0], COLUMNS[0], || {
+                a.bitset.iter().fold(0, fold32)
+            }),
+            checked(&expect[1], ROWS[0], COLUMNS[1], || {
+                a.bitset.and(&b.bitset).iter().fold(0, fold32)
+            }),
+            checked(&expect[2], ROWS[0], COLUMNS[2], || {
+                a.bitset.and_not(&b.bitset).iter().fold(0, fold32)
+            }),
+            checked(&expect[3], ROWS[0], COLUMNS[3], || {
                 probes
                     .iter()
                     .filter(|&&i| a.bitset.contains(i as u32))
@@ -165,7 +191,7 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     rows.push((
         ROWS[1].to_string(),
         vec![
-            timed(|| {
+            checked(&expect[0], ROWS[1], COLUMNS[0], || {
                 a.bools
                     .iter()
                     .enumerate()
@@ -173,7 +199,7 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
                     .map(|(i, _)| i)
                     .fold(0, fold)
             }),
-            timed(|| {
+            checked(&expect[1], ROWS[1], COLUMNS[1], || {
                 a.bools
                     .iter()
                     .zip(&b.bools)
@@ -182,7 +208,7 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
                     .map(|(i, _)| i)
                     .fold(0, fold)
             }),
-            timed(|| {
+            checked(&expect[2], ROWS[1], COLUMNS[2], || {
                 a.bools
                     .iter()
                     .zip(&b.bools)
@@ -191,7 +217,9 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
                     .map(|(i, _)| i)
                     .fold(0, fold)
             }),
-            timed(|| probes.iter().filter(|&&i| a.bools[i]).count()),
+            checked(&expect[3], ROWS[1], COLUMNS[3], || {
+                probes.iter().filter(|&&i| a.bools[i]).count()
+            }),
             timed_mut(&a.bools, |s| probes.iter().for_each(|&i| s[i] = true)),
             timed_mut(&a.bools, |s| probes.iter().for_each(|&i| s[i] = true)),
         ],
@@ -200,10 +228,16 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     rows.push((
         ROWS[2].to_string(),
         vec![
-            timed(|| walk_words(a.words.iter().copied())),
-            timed(|| walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & y))),
-            timed(|| walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & !y))),
-            timed(|| {
+            checked(&expect[0], ROWS[2], COLUMNS[0], || {
+                walk_words(a.words.iter().copied())
+            }),
+            checked(&expect[1], ROWS[2], COLUMNS[1], || {
+                walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & y))
+            }),
+            checked(&expect[2], ROWS[2], COLUMNS[2], || {
+                walk_words(a.words.iter().zip(&b.words).map(|(x, y)| x & !y))
+            }),
+            checked(&expect[3], ROWS[2], COLUMNS[3], || {
                 probes
                     .iter()
                     .filter(|&&i| a.words[i >> 6] >> (i & 63) & 1 != 0)
@@ -221,10 +255,18 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     rows.push((
         ROWS[3].to_string(),
         vec![
-            timed(|| a.fixed.ones().fold(0, fold)),
-            timed(|| a.fixed.intersection(&b.fixed).fold(0, fold)),
-            timed(|| a.fixed.difference(&b.fixed).fold(0, fold)),
-            timed(|| probes.iter().filter(|&&i| a.fixed.contains(i)).count()),
+            checked(&expect[0], ROWS[3], COLUMNS[0], || {
+                a.fixed.ones().fold(0, fold)
+            }),
+            checked(&expect[1], ROWS[3], COLUMNS[1], || {
+                a.fixed.intersection(&b.fixed).fold(0, fold)
+            }),
+            checked(&expect[2], ROWS[3], COLUMNS[2], || {
+                a.fixed.difference(&b.fixed).fold(0, fold)
+            }),
+            checked(&expect[3], ROWS[3], COLUMNS[3], || {
+                probes.iter().filter(|&&i| a.fixed.contains(i)).count()
+            }),
             timed_mut(&a.fixed, |s| probes.iter().for_each(|&i| s.insert(i))),
             timed_mut(&a.fixed, |s| s.extend(probes.iter().copied())),
         ],
@@ -233,20 +275,24 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     rows.push((
         ROWS[4].to_string(),
         vec![
-            timed(|| (&a.hi).iter().map(|i| i as usize).fold(0, fold)),
-            timed(|| {
+            checked(&expect[0], ROWS[4], COLUMNS[0], || {
+                (&a.hi).iter().map(|i| i as usize).fold(0, fold)
+            }),
+            checked(&expect[1], ROWS[4], COLUMNS[1], || {
                 BitSetAnd(&a.hi, &b.hi)
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(|| {
+            checked(&expect[2], ROWS[4], COLUMNS[2], || {
                 BitSetAnd(&a.hi, BitSetNot(&b.hi))
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(|| probes.iter().filter(|&&i| a.hi.contains(i as u32)).count()),
+            checked(&expect[3], ROWS[4], COLUMNS[3], || {
+                probes.iter().filter(|&&i| a.hi.contains(i as u32)).count()
+            }),
             timed_mut(&a.hi, |s| {
                 probes.iter().for_each(|&i| {
                     s.add(i as u32);
@@ -259,20 +305,22 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     rows.push((
         ROWS[5].to_string(),
         vec![
-            timed(|| a.roaring.iter().map(|i| i as usize).fold(0, fold)),
-            timed(|| {
+            checked(&expect[0], ROWS[5], COLUMNS[0], || {
+                a.roaring.iter().map(|i| i as usize).fold(0, fold)
+            }),
+            checked(&expect[1], ROWS[5], COLUMNS[1], || {
                 (&a.roaring & &b.roaring)
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(|| {
+            checked(&expect[2], ROWS[5], COLUMNS[2], || {
                 (&a.roaring - &b.roaring)
                     .iter()
                     .map(|i| i as usize)
                     .fold(0, fold)
             }),
-            timed(|| {
+            checked(&expect[3], ROWS[5], COLUMNS[3], || {
                 probes
                     .iter()
                     .filter(|&&i| a.roaring.contains(i as u32))
@@ -290,10 +338,18 @@ fn density_table(cfg: &Config, universe: usize, density: f64) -> Table {
     rows.push((
         ROWS[6].to_string(),
         vec![
-            timed(|| a.bitvec.iter_ones().fold(0, fold)),
-            timed(|| a.bitvec.iter_ones().filter(|&i| b.bitvec[i]).fold(0, fold)),
-            timed(|| a.bitvec.iter_ones().filter(|&i| !b.bitvec[i]).fold(0, fold)),
-            timed(|| probes.iter().filter(|&&i| a.bitvec[i]).count()),
+            checked(&expect[0], ROWS[6], COLUMNS[0], || {
+                a.bitvec.iter_ones().fold(0, fold)
+            }),
+            checked(&expect[1], ROWS[6], COLUMNS[1], || {
+                a.bitvec.iter_ones().filter(|&i| b.bitvec[i]).fold(0, fold)
+            }),
+            checked(&expect[2], ROWS[6], COLUMNS[2], || {
+                a.bitvec.iter_ones().filter(|&i| !b.bitvec[i]).fold(0, fold)
+            }),
+            checked(&expect[3], ROWS[6], COLUMNS[3], || {
+                probes.iter().filter(|&&i| a.bitvec[i]).count()
+            }),
             timed_mut(&a.bitvec, |s| probes.iter().for_each(|&i| s.set(i, true))),
             timed_mut(&a.bitvec, |s| probes.iter().for_each(|&i| s.set(i, true))),
         ],

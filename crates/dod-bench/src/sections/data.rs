@@ -111,19 +111,27 @@ fn naive_value(v: &OwnedValue) -> Naive {
     }
 }
 
+/// Sets the value at `segs`, allocating a key only for a segment the tree does not have yet
+/// (looking a segment up twice when it is there: a lookup that hands out the entry and then
+/// inserts does not borrow-check on stable Rust).
 fn naive_set(t: &mut HashMap<String, Naive>, segs: &[&str], v: Naive) {
     let (last, parents) = segs.split_last().expect("paths have a segment");
     let mut obj = t;
     for s in parents {
-        let e = obj
-            .entry((*s).to_string())
-            .or_insert_with(|| Naive::Obj(HashMap::new()));
-        obj = match e {
-            Naive::Obj(m) => m,
+        if !obj.contains_key(*s) {
+            obj.insert((*s).to_string(), Naive::Obj(HashMap::new()));
+        }
+        obj = match obj.get_mut(*s) {
+            Some(Naive::Obj(m)) => m,
             _ => unreachable!("the workload's paths never conflict"),
         };
     }
-    obj.insert((*last).to_string(), v);
+    match obj.get_mut(*last) {
+        Some(slot) => *slot = v,
+        None => {
+            obj.insert((*last).to_string(), v);
+        }
+    }
 }
 
 fn naive_get<'a>(t: &'a HashMap<String, Naive>, segs: &[&str]) -> Option<Value<'a>> {
@@ -156,14 +164,16 @@ fn json_value(v: &OwnedValue) -> Json {
     }
 }
 
+/// Sets the value at `segs`, allocating a key only for a segment the tree does not have yet,
+/// as [`naive_set`].
 fn json_set(t: &mut Json, segs: &[&str], v: Json) {
     let mut obj = t;
     for s in segs {
-        obj = obj
-            .as_object_mut()
-            .expect("objects on the way")
-            .entry(*s)
-            .or_insert_with(|| Json::Object(Default::default()));
+        let map = obj.as_object_mut().expect("objects on the way");
+        if !map.contains_key(*s) {
+            map.insert((*s).to_string(), Json::Object(Default::default()));
+        }
+        obj = map.get_mut(*s).expect("just made");
     }
     *obj = v;
 }
@@ -268,7 +278,8 @@ fn fill_store(store: &mut DataStore, specs: &[Spec], keys: &[DataKey]) {
     for (i, s) in specs.iter().enumerate() {
         store.insert(entity(i));
         for (p, v) in &s.entries {
-            let _ = store.set(entity(i), keys[*p], v);
+            let set = store.set(entity(i), keys[*p], v);
+            assert!(set, "entity {i} was just given data");
         }
     }
 }
@@ -518,15 +529,19 @@ fn store(w: &Work) -> (Built<'_>, Shared<DataStore>) {
             }),
             on(&st, get),
             on(&st, move |s| {
+                let mut set = 0;
                 for (i, &e) in w.targets.iter().enumerate() {
-                    let _ = s.set(entity(e), w.keys[HEALTH], i as f32);
+                    set += usize::from(s.set(entity(e), w.keys[HEALTH], i as f32));
                 }
+                assert_eq!(set, w.targets.len(), "every target has data");
             }),
             on(&st, move |s| {
+                let mut set = 0;
                 for &e in &w.targets {
                     lens[e] += 1;
-                    let _ = s.set(entity(e), w.keys[NAME], &w.long[..lens[e]]);
+                    set += usize::from(s.set(entity(e), w.keys[NAME], &w.long[..lens[e]]));
                 }
+                assert_eq!(set, w.targets.len(), "every target has data");
             }),
             on(&st, move |s| {
                 w.targets

@@ -648,3 +648,96 @@ pub const SECTION: super::Section = super::Section {
     about: "HandleMap vs slotmap, arenas, slab, hash maps and Vec: create, iterate, lookup, remove, churn, clear",
     run,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `C` answers at each step of the workloads, in small: the sums its iteration,
+    /// lookups and removals make. Equal for every contender that does the same work; the
+    /// steps a contender does not run are left out.
+    fn census<C: Contender>(w: &Workload) -> Vec<(&'static str, u64)> {
+        let n = w.n;
+        let (mut c, mut hs) = filled::<C>(n);
+        let random: Vec<C::H> = w.lookup_order.iter().map(|&i| hs[i]).collect();
+        let mut out = vec![
+            ("iterate", c.sum()),
+            ("lookup", lookup(&c, &hs)),
+            ("lookup (random)", lookup(&c, &random)),
+        ];
+        if C::REMOVES {
+            let (mut all, all_hs) = filled::<C>(n);
+            let removed = w.remove_order.iter().fold(0u64, |a, &i| {
+                a.wrapping_add(all.remove(all_hs[i]).map_or(0, |v| v.0[0]))
+            });
+            out.push(("removed", removed));
+            out.push(("after removal", all.sum()));
+            churn(&mut c, &mut hs, &w.churn_picks);
+            out.push(("after churn", c.sum()));
+            out.push(("lookup after churn", lookup(&c, &hs)));
+            for &i in &w.half[..n / 2] {
+                c.remove(hs[i]);
+            }
+            out.push(("half removed", c.sum()));
+        }
+        c.clear();
+        out.push(("cleared", c.sum()));
+        if C::RESERVES {
+            let mut r = C::with_capacity(n);
+            let rh: Vec<C::H> = (0..n).map(|i| r.insert(Item::new(i))).collect();
+            out.push(("reserved", lookup(&r, &rh)));
+        }
+        out
+    }
+
+    #[test]
+    fn every_contender_answers_alike() {
+        let cfg = Config {
+            n: Some(600),
+            quick: true,
+            reps: 1,
+            min_time: std::time::Duration::ZERO,
+            seed: 6,
+        };
+        let w = Workload::new(&cfg, 600);
+        type Sm = slotmap::SlotMap<slotmap::DefaultKey, Item>;
+        let want = census::<Sm>(&w);
+        assert_eq!(want.len(), 10);
+        let firsts = (0..600u64).sum::<u64>();
+        assert_eq!(
+            (want[0].1, want[3].1, want[4].1, want[8].1),
+            (firsts, firsts, 0, 0)
+        );
+        #[allow(deprecated)]
+        type Hop = slotmap::HopSlotMap<slotmap::DefaultKey, Item>;
+        type Dense = slotmap::DenseSlotMap<slotmap::DefaultKey, Item>;
+        let all = [
+            (<HandleMap<Item>>::NAME, census::<HandleMap<Item>>(&w)),
+            (
+                "HandleMap<_, Handle32>",
+                census::<HandleMap<Item, Handle32>>(&w),
+            ),
+            (<ThreeArrays<Item>>::NAME, census::<ThreeArrays<Item>>(&w)),
+            (<Vec<Item>>::NAME, census::<Vec<Item>>(&w)),
+            (<Vec<Box<Item>>>::NAME, census::<Vec<Box<Item>>>(&w)),
+            ("HashMap", census::<(HashMap<u64, Item>, u64)>(&w)),
+            ("BTreeMap", census::<(BTreeMap<u32, Box<Item>>, u32)>(&w)),
+            ("FxHashMap", census::<(FxHashMap<u64, Item>, u64)>(&w)),
+            ("HopSlotMap", census::<Hop>(&w)),
+            ("DenseSlotMap", census::<Dense>(&w)),
+            ("thunderdome", census::<thunderdome::Arena<Item>>(&w)),
+            (
+                "generational_arena",
+                census::<generational_arena::Arena<Item>>(&w),
+            ),
+            ("slab", census::<slab::Slab<Item>>(&w)),
+        ];
+        for (name, got) in all {
+            for (step, v) in &got {
+                let expected = want.iter().find(|(s, _)| s == step).map(|&(_, v)| v);
+                assert_eq!(Some(*v), expected, "{name}: {step}");
+            }
+            assert!(got.len() >= 5, "{name}: {got:?}");
+        }
+    }
+}

@@ -254,6 +254,23 @@ fn lookup<C: Contender>(c: &C, keys: &[C::Key]) -> u64 {
         .fold(0u64, |a, &k| a.wrapping_add(c.get(k).map_or(0, |v| v[1])))
 }
 
+/// Removes the item of every key in `keys`; the sum of their first words.
+#[inline(always)]
+fn remove_all<C: Contender>(c: &mut C, keys: &[C::Key]) -> u64 {
+    keys.iter().fold(0u64, |a, &k| {
+        a.wrapping_add(c.remove(k).map_or(0, |v| v[0]))
+    })
+}
+
+/// Churn: for each pick `j`, removes the item of `keys[j]` and inserts a new one in its place.
+#[inline(always)]
+fn churn<C: Contender>(c: &mut C, keys: &mut [C::Key], picks: &[usize]) {
+    for (r, &j) in picks.iter().enumerate() {
+        c.remove(keys[j]);
+        keys[j] = c.insert([r as u64, 0]);
+    }
+}
+
 /// Contender `C` on column `col` of [`COLUMNS`]: it sets up now what every sample reuses, and
 /// each sample times one run. `None` where it does not apply.
 fn sampler<C: Contender + 'static>(col: usize, o: &Orders) -> Option<Boxed<'_>> {
@@ -284,25 +301,14 @@ fn sampler<C: Contender + 'static>(col: usize, o: &Orders) -> Option<Boxed<'_>> 
         4 => contender(name, move || {
             let (mut c, keys) = filled::<C>(n);
             let shuffled: Vec<C::Key> = o.order.iter().map(|&i| keys[i]).collect();
-            let d = time(|| {
-                shuffled.iter().fold(0u64, |a, &k| {
-                    a.wrapping_add(c.remove(k).map_or(0, |v| v[0]))
-                })
-            })
-            .0;
+            let d = time(|| remove_all(&mut c, &shuffled)).0;
             black_box(&c);
             d
         }),
         // churn: N rounds of removing a random live item and inserting one
         5 => contender(name, move || {
             let (mut c, mut keys) = filled::<C>(n);
-            let d = time(|| {
-                for (r, &j) in o.churn.iter().enumerate() {
-                    c.remove(keys[j]);
-                    keys[j] = c.insert([r as u64, 0]);
-                }
-            })
-            .0;
+            let d = time(|| churn(&mut c, &mut keys, &o.churn)).0;
             black_box(&c);
             d
         }),
@@ -443,4 +449,80 @@ fn run(cfg: &Config) -> Vec<Table> {
         tables.push(table(cfg, 60_000));
     }
     tables
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `C` answers at each step of the workloads, in small: the sums its iteration and
+    /// lookups make, and for a container that removes, what removal, churn and a half removed
+    /// leave. Equal for every contender that does the same work.
+    fn census<C: Contender>(o: &Orders) -> Vec<u64> {
+        let n = o.n;
+        let (mut c, mut keys) = filled::<C>(n);
+        let shuffled: Vec<C::Key> = o.order.iter().map(|&i| keys[i]).collect();
+        let mut out = vec![c.sum(), lookup(&c, &keys), lookup(&c, &shuffled)];
+        if C::REMOVES {
+            let mut all = C::new();
+            let all_keys: Vec<C::Key> = (0..n).map(|i| all.insert([i as u64, 1])).collect();
+            let shuffled: Vec<C::Key> = o.order.iter().map(|&i| all_keys[i]).collect();
+            out.push(remove_all(&mut all, &shuffled));
+            out.push(all.sum());
+            out.push(u64::from(all.get(all_keys[0]).is_some()));
+            churn(&mut c, &mut keys, &o.churn);
+            out.push(c.sum());
+            out.push(lookup(&c, &keys));
+            for &i in &o.order[..n / 2] {
+                c.remove(keys[i]);
+            }
+            out.push(c.sum());
+        }
+        c.clear();
+        out.push(c.sum());
+        let (mut r, mut rk) = (C::with_capacity(n), Vec::new());
+        fill(&mut r, &mut rk, n);
+        out.push(lookup(&r, &rk));
+        out
+    }
+
+    #[test]
+    fn every_contender_answers_alike() {
+        let cfg = Config {
+            n: Some(700),
+            quick: true,
+            reps: 1,
+            min_time: std::time::Duration::ZERO,
+            seed: 4,
+        };
+        let n = 700;
+        let mut rng = cfg.rng("pool order");
+        let order = rng.permutation(n);
+        let churn: Vec<usize> = (0..n).map(|_| rng.below(n)).collect();
+        let o = Orders { n, order, churn };
+        let want = census::<SlotMap<DefaultKey, Item>>(&o);
+        // The peer's own answers, checked against what the steps must give.
+        let firsts: u64 = (0..n as u64).sum();
+        let seconds = (0..n as u64).fold(0u64, |a, i| a.wrapping_add(!i));
+        assert_eq!(want[..6], [firsts, seconds, seconds, firsts, 0, 0]);
+        assert_eq!(want[want.len() - 2..], [0, seconds]);
+        let all: [(&str, Vec<u64>); 7] = [
+            ("Pool", census::<Pool<Item, Handle>>(&o)),
+            ("Pool<Handle32>", census::<Pool<Item, Handle32>>(&o)),
+            ("HandleMap", census::<HandleMap<Item>>(&o)),
+            (FIFO_FLOOR, census::<FifoPool<Item>>(&o)),
+            ("HopSlotMap", census::<HopSlotMap<DefaultKey, Item>>(&o)),
+            ("DenseSlotMap", census::<DenseSlotMap<DefaultKey, Item>>(&o)),
+            ("Vec", census::<Vec<Item>>(&o)),
+        ];
+        for (name, got) in all {
+            if name == "Vec" {
+                // No removal: the sums of a full container, the clear and the refill.
+                assert_eq!(got[..3], want[..3], "{name}");
+                assert_eq!(got[3..], want[want.len() - 2..], "{name}");
+            } else {
+                assert_eq!(got, want, "{name}");
+            }
+        }
+    }
 }

@@ -108,13 +108,12 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut s = dod_set(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(s.swap_remove(e));
                 }
                 s.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -122,13 +121,12 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut s = SoaSet::filled(n as u32, V::from);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(s.swap_remove(e));
                 }
                 s.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -136,13 +134,12 @@ const REMOVERS: &[Remover] = &[
         quadratic: true,
         run: |n, seq| {
             let mut s = dod_set(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(s.shift_remove(e));
                 }
                 s.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -150,14 +147,13 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut s = dod_set(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(s.defer_remove(e));
                 }
                 s.compact();
                 s.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -165,7 +161,8 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut s = dod_set(n);
-            time(|| s.remove_many(seq)).0
+            let d = time(|| s.remove_many(seq)).0;
+            all_removed((d, s.len()))
         },
     },
     Remover {
@@ -173,13 +170,13 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut v: Vec<Option<V>> = (0..n as V).map(Some).collect();
-            time(|| {
+            let d = time(|| {
                 for &e in seq {
                     black_box(v[e as usize].take());
                 }
-                v.len()
             })
-            .0
+            .0;
+            all_removed((d, v.iter().flatten().count()))
         },
     },
     Remover {
@@ -187,13 +184,12 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut m = fx_map(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(m.remove(&e));
                 }
                 m.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -201,13 +197,12 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut m = index_map(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(m.swap_remove(&e));
                 }
                 m.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -215,13 +210,12 @@ const REMOVERS: &[Remover] = &[
         quadratic: true,
         run: |n, seq| {
             let mut m = index_map(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(m.shift_remove(&e));
                 }
                 m.len()
-            })
-            .0
+            }))
         },
     },
     Remover {
@@ -229,16 +223,21 @@ const REMOVERS: &[Remover] = &[
         quadratic: false,
         run: |n, seq| {
             let mut s = peer_set(n);
-            time(|| {
+            all_removed(time(|| {
                 for &e in seq {
                     black_box(s.remove(e as usize));
                 }
                 s.len()
-            })
-            .0
+            }))
         },
     },
 ];
+
+/// The time of a removal run, after checking that it left no entity in its set.
+fn all_removed((d, left): (Duration, usize)) -> Duration {
+    assert_eq!(left, 0, "a removal strategy left entities in its set");
+    d
+}
 
 /// The component-storage article's removal table: µs to remove all N entities, per strategy and
 /// order.
@@ -989,4 +988,53 @@ fn joins(cfg: &Config) -> Table {
          unsafe block of SparseSet, and this table is what it buys.",
     );
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a store answers to the access table's steps: its sum, its random gets, and both
+    /// again after being emptied and filled.
+    fn census<S: Store>(c: &Case, lookups: bool) -> Vec<V> {
+        let fill = |s: &mut S| {
+            for &e in &c.ents {
+                s.insert(e, V::from(e));
+            }
+        };
+        let gets = |s: &S| c.gets.iter().fold(0, |a: V, &e| a.wrapping_add(s.get(e)));
+        let mut s = S::new(c.space, c.ents.len());
+        fill(&mut s);
+        let mut out = vec![s.sum(), if lookups { gets(&s) } else { 0 }];
+        s.clear();
+        out.push(s.sum());
+        fill(&mut s);
+        out.push(s.sum());
+        out
+    }
+
+    #[test]
+    fn every_store_answers_alike() {
+        let mut rng = Rng::new(9);
+        for (space, n) in [(500, 500), (5_000, 500)] {
+            let mut ents: Vec<u32> = rng.permutation(space)[..n]
+                .iter()
+                .map(|&e| e as u32)
+                .collect();
+            ents.sort_unstable();
+            let mut gets = ents.clone();
+            rng.shuffle(&mut gets);
+            let c = Case { space, ents, gets };
+            let total: V = c.ents.iter().map(|&e| V::from(e)).sum();
+            let want = vec![total, total, 0, total];
+            assert_eq!(census::<SparseSet<V>>(&c, true), want);
+            assert_eq!(census::<sparseset::SparseSet<V>>(&c, true), want);
+            assert_eq!(census::<Holey>(&c, true), want);
+            assert_eq!(census::<FxHashMap<u32, V>>(&c, true), want);
+            assert_eq!(census::<IndexMap<u32, V, FxBuildHasher>>(&c, true), want);
+            assert_eq!(census::<Dense>(&c, false), [total, 0, 0, total]);
+            // The keyed row sums each value xor its entity, all equal here: it reads both.
+            assert_eq!(census::<Keyed>(&c, true), [0, total, 0, 0]);
+        }
+    }
 }
