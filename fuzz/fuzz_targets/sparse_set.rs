@@ -168,13 +168,14 @@ impl Model {
     /// What inserting for `e` does: replace at a position, append (`None`), or refuse.
     fn insertion(&self, e: Ent) -> Result<Option<usize>, InsertErrorKind> {
         let index = e.index();
+        // A malformed key is refused first, wherever it points.
+        if e.tag().is_some_and(|t| t & MALFORMED != 0) {
+            return Err(InsertErrorKind::MalformedKey);
+        }
         // Entries held before `max_index` was lowered below them stay, and can be replaced.
         if index > self.max_index && self.live_at(index).is_none() {
             let max = self.max_index;
             return Err(InsertErrorKind::IndexAboveMax { index, max });
-        }
-        if e.tag().is_some_and(|t| t & MALFORMED != 0) {
-            return Err(InsertErrorKind::MalformedKey);
         }
         let Some(p) = self.live_at(index) else {
             return Ok(None);
