@@ -16,8 +16,8 @@ pub enum InsertErrorKind {
     /// The key has the slot's generation but another type id: a key of another container.
     ForeignKey,
     /// The key is a bit pattern no container hands out (a forged one): bit 31 of its tag set,
-    /// generation 0, or (in a [`DataStore`](crate::DataStore)) an index its key type cannot
-    /// address.
+    /// generation 0, or an index or type id past what its key type addresses. Checked before
+    /// every other refusal.
     MalformedKey,
     /// The index is above the container's [`max_index`](crate::SparseSet::max_index).
     IndexAboveMax {

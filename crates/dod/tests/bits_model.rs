@@ -799,13 +799,15 @@ fn par_iter_on_expressions_matches_iter() {
     assert_eq!(Bits::par_iter(&a & &b).count(), (&a & &b).count(), "count");
 }
 
-/// A set of the user's whose words are all ones over `universe` and whose `word` panics at
-/// word `fail`, or, with `fail` past the words, sets bits past the universe in its last word
-/// (both against the `Bits` contract, which only the user's code can break).
+/// A set of the user's whose first two words are `first` and whose others are all ones over
+/// `universe`, and whose `word` panics at word `fail`, or, with `fail` past the words, sets
+/// bits past the universe in its last word (both against the `Bits` contract, which only the
+/// user's code can break).
 #[derive(Clone, Copy)]
 struct Unruly {
     universe: usize,
     fail: usize,
+    first: [u64; 2],
 }
 
 impl Bits for Unruly {
@@ -814,10 +816,10 @@ impl Bits for Unruly {
     }
     fn word(&self, i: usize) -> u64 {
         assert!(i != self.fail, "word {i} of a set of the user's");
-        if i < self.universe.div_ceil(64) {
-            u64::MAX
-        } else {
-            0
+        match i {
+            0 | 1 => self.first[i],
+            _ if i < self.universe.div_ceil(64) => u64::MAX,
+            _ => 0,
         }
     }
     fn summary(&self, _level: usize, _i: usize) -> u64 {
@@ -828,18 +830,26 @@ impl Bits for Unruly {
 #[test]
 fn a_panicking_operand_leaves_an_in_place_operation_valid() {
     type InPlace = fn(&mut BitSet, Unruly);
-    let ops: [(&str, InPlace); 4] = [
-        ("and_with", |s, o| s.and_with(o)),
-        ("or_with", |s, o| s.or_with(o)),
-        ("xor_with", |s, o| s.xor_with(o)),
-        ("and_not_with", |s, o| s.and_not_with(o)),
-    ];
     let start: BitSet = (0..256).filter(|i| i % 3 == 0).collect();
-    for (name, op) in ops {
+    let (w0, w1) = (start.as_words()[0], start.as_words()[1]);
+    // Each operand empties or fills the two words combined before the panic, so that a
+    // summary left as it was would be wrong.
+    let ops: [(&str, InPlace, [u64; 2]); 4] = [
+        ("and_with", |s, o| s.and_with(o), [0, 0]),
+        ("or_with", |s, o| s.or_with(o), [u64::MAX, u64::MAX]),
+        ("xor_with", |s, o| s.xor_with(o), [w0, w1]),
+        (
+            "and_not_with",
+            |s, o| s.and_not_with(o),
+            [u64::MAX, u64::MAX],
+        ),
+    ];
+    for (name, op, first) in ops {
         let mut s = start.clone();
         let other = Unruly {
             universe: 256,
             fail: 2,
+            first,
         };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(&mut s, other)));
         assert!(r.is_err(), "{name}: the operand's panic reaches the caller");
@@ -865,6 +875,7 @@ fn to_bitset_cuts_what_a_set_of_the_users_has_past_its_universe() {
     let sloppy = Unruly {
         universe: 70,
         fail: usize::MAX,
+        first: [u64::MAX, u64::MAX],
     };
     let s = sloppy.to_bitset();
     s.assert_invariants();

@@ -41,6 +41,28 @@ impl Key for Forged {
     }
 }
 
+/// A key type of the user's that carries type ids up to 1, with keys of type id 2 or 3: a
+/// pattern its own containers never stamp.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+struct Narrow(u32, u16, u16);
+
+impl Key for Narrow {
+    const MAX_SLOTS: u32 = 1 << 20;
+    const MAX_TYPE_ID: u16 = 1;
+    fn from_parts(index: u32, generation: NonZeroU16, type_id: u16) -> Self {
+        Narrow(index, generation.get(), type_id & 1)
+    }
+    fn index(self) -> u32 {
+        self.0
+    }
+    fn generation(self) -> u16 {
+        self.1
+    }
+    fn type_id(self) -> u16 {
+        self.2
+    }
+}
+
 /// The handles no container hands out, as bytes cast into `Option<Handle>` make them.
 #[cfg(feature = "bytemuck")]
 fn bad_handles() -> Vec<Handle> {
@@ -232,6 +254,8 @@ fn check_all<K: Key>(keys: &[K]) {
 #[test]
 fn forged_keys_are_refused() {
     check_all(&forged_keys());
+    // A type id past the key type's, and an index past its slots.
+    check_all(&[Narrow(3, 1, 2), Narrow(0, 7, 3), Narrow(1 << 20, 1, 0)]);
 }
 
 #[cfg(feature = "bytemuck")]

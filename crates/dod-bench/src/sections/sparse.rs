@@ -994,12 +994,18 @@ fn joins(cfg: &Config) -> Table {
 mod tests {
     use super::*;
 
+    /// The value the census stores for entity `e`: not `e` itself, so that the keyed row's
+    /// sum (each value xor its entity) depends on what it holds.
+    fn value(e: u32) -> V {
+        V::from(e) * 3 + 1
+    }
+
     /// What a store answers to the access table's steps: its sum, its random gets, and both
     /// again after being emptied and filled.
     fn census<S: Store>(c: &Case, lookups: bool) -> Vec<V> {
         let fill = |s: &mut S| {
             for &e in &c.ents {
-                s.insert(e, V::from(e));
+                s.insert(e, value(e));
             }
         };
         let gets = |s: &S| c.gets.iter().fold(0, |a: V, &e| a.wrapping_add(s.get(e)));
@@ -1025,7 +1031,7 @@ mod tests {
             let mut gets = ents.clone();
             rng.shuffle(&mut gets);
             let c = Case { space, ents, gets };
-            let total: V = c.ents.iter().map(|&e| V::from(e)).sum();
+            let total: V = c.ents.iter().map(|&e| value(e)).sum();
             let want = vec![total, total, 0, total];
             assert_eq!(census::<SparseSet<V>>(&c, true), want);
             assert_eq!(census::<sparseset::SparseSet<V>>(&c, true), want);
@@ -1033,8 +1039,9 @@ mod tests {
             assert_eq!(census::<FxHashMap<u32, V>>(&c, true), want);
             assert_eq!(census::<IndexMap<u32, V, FxBuildHasher>>(&c, true), want);
             assert_eq!(census::<Dense>(&c, false), [total, 0, 0, total]);
-            // The keyed row sums each value xor its entity, all equal here: it reads both.
-            assert_eq!(census::<Keyed>(&c, true), [0, total, 0, 0]);
+            // The keyed row sums each value xor its entity: it reads both.
+            let xored: V = c.ents.iter().map(|&e| value(e) ^ V::from(e)).sum();
+            assert_eq!(census::<Keyed>(&c, true), [xored, total, 0, xored]);
         }
     }
 }

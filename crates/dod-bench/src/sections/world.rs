@@ -1213,8 +1213,9 @@ fn suite_table(plan: &Plan) -> Table {
          query states kept between runs and its sparse-set storage for the component added and \
          removed, hecs's iter_batched(64) bridged to rayon, specs' VecStorage for common \
          components and DenseVecStorage for A..Z, shipyard's and specs' views for the \
-         component added and removed (as dod_world's view_mut). Every parallel row splits \
-         heavy_compute's 1 000 entities over rayon's threads. Targets: \
+         component added and removed (as dod_world's view_mut). Every row splits \
+         heavy_compute's 1 000 entities over the threads of its pool (bevy_ecs's own, the \
+         others rayon's). Targets: \
          add_remove <= 1.0x the best peer; simple_insert, frag_iter and heavy_compute <= 1.1x; \
          simple_iter measured.",
     );

@@ -188,7 +188,7 @@ impl<T, K: Key> HandleMap<T, K> {
     ///
     /// If `type_id` does not fit the key type (more than 15 bits for [`Handle`]; any non-zero
     /// id for [`Handle32`](crate::Handle32), which has no type id field), or if the map has
-    /// handed out keys already.
+    /// handed out keys or been [`reset`](HandleMap::reset) already.
     ///
     /// ```
     /// use dod::HandleMap;
@@ -207,8 +207,8 @@ impl<T, K: Key> HandleMap<T, K> {
         // (`first_gen` above 1) is what keeps them stale, and they must stay this map's keys.
         assert!(
             self.slots.is_empty() && self.first_gen == 1,
-            "HandleMap::with_type_id: the map has handed out keys already; set the type id \
-             right after construction"
+            "HandleMap::with_type_id: the map has handed out keys or been reset already; set \
+             the type id right after construction"
         );
         self.type_id = type_id;
         self
@@ -1094,7 +1094,7 @@ mod tests {
     use alloc::vec;
 
     #[test]
-    #[should_panic(expected = "handed out keys already")]
+    #[should_panic(expected = "handed out keys or been reset already")]
     fn with_type_id_after_a_reset_panics() {
         let mut m = HandleMap::new();
         m.insert(1);

@@ -212,6 +212,11 @@ pub trait SparseKey: Copy {
     /// The tag to check and record (a key's [`Key::tag`]: `generation | type_id << 16`), or
     /// `None` for a plain index, which accepts whatever tag the slot holds.
     fn sparse_tag(self) -> Option<u32>;
+    /// How many indices this kind of key addresses (a key type's
+    /// [`MAX_SLOTS`](Key::MAX_SLOTS)); a plain index addresses every `u32`. An
+    /// [`append_run_as`](SparseSet::append_run_as) stops before it, so that every entry of
+    /// the run is one a key of the type can name.
+    const SPARSE_SLOTS: u64 = 1 << 32;
 }
 
 impl SparseKey for u32 {
@@ -226,6 +231,7 @@ impl SparseKey for u32 {
 }
 
 impl<K: Key> SparseKey for K {
+    const SPARSE_SLOTS: u64 = K::MAX_SLOTS as u64;
     #[inline]
     fn sparse_index(self) -> u32 {
         self.index()

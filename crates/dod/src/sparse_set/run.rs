@@ -46,14 +46,15 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert!(s.append_run(5).is_none()); // index 5 is held
     /// ```
     pub fn append_run(&mut self, first: u32) -> Option<AppendRun<'_, T, PAGE>> {
-        self.append_run_tagged(first, 0)
+        self.append_run_tagged(first, 0, <u32 as SparseKey>::SPARSE_SLOTS)
     }
 
     /// [`append_run`](Self::append_run) for keys: the run's entries are those of the keys
     /// with `first`'s tag at `first`'s index and the indices after it (the keys a handle
     /// allocator gives its new slots, all at the same first generation), so that lookups by
-    /// those keys find them and lookups by older or newer keys do not. `None` as
-    /// `append_run`, and for a key that no insertion takes (a malformed tag).
+    /// those keys find them and lookups by older or newer keys do not. The run ends before the
+    /// first index the key type cannot address. `None` as `append_run`, and for a key that no
+    /// insertion takes (a malformed key).
     ///
     /// ```
     /// use dod::{Handle, SparseSet};
@@ -73,17 +74,26 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
         if is_malformed(tag) {
             return None;
         }
-        self.append_run_tagged(first.sparse_index(), tag)
+        self.append_run_tagged(first.sparse_index(), tag, E::SPARSE_SLOTS)
     }
 
-    fn append_run_tagged(&mut self, first: u32, tag: u32) -> Option<AppendRun<'_, T, PAGE>> {
-        if first < self.vacant_from || first > self.max_index {
+    /// A run from `first`, whose entries get `tag`, over indices below `slots`.
+    fn append_run_tagged(
+        &mut self,
+        first: u32,
+        tag: u32,
+        slots: u64,
+    ) -> Option<AppendRun<'_, T, PAGE>> {
+        if first < self.vacant_from || first > self.max_index || u64::from(first) >= slots {
             return None;
         }
         // `first <= max_index < u32::MAX`, so the count fits; the dense arrays hold at most
-        // `MAX_DENSE` entries.
+        // `MAX_DENSE` entries; a key type addresses the indices below `slots`.
         let by_index = (self.max_index - first) as usize + 1;
-        let room = by_index.min(MAX_DENSE.saturating_sub(self.values.len()));
+        let by_key = usize::try_from(slots - u64::from(first)).unwrap_or(usize::MAX);
+        let room = by_index
+            .min(by_key)
+            .min(MAX_DENSE.saturating_sub(self.values.len()));
         Some(AppendRun {
             set: self,
             first,
@@ -131,7 +141,8 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
     }
 
     /// How many more values the run can take before its index passes the set's
-    /// [`max_index`](SparseSet::max_index) or the dense arrays are full.
+    /// [`max_index`](SparseSet::max_index) or the range of the run's key type, or the dense
+    /// arrays are full.
     ///
     /// ```
     /// let mut s = dod::SparseSet::<u8>::new().with_max_index(9);
@@ -197,8 +208,9 @@ impl<T, const PAGE: usize> AppendRun<'_, T, PAGE> {
     ///
     /// # Panics
     ///
-    /// If the index is above the set's [`max_index`](SparseSet::max_index), or the dense
-    /// arrays are full (`u32::MAX - 1` entries).
+    /// If the index is above the set's [`max_index`](SparseSet::max_index) or past the
+    /// indices the run's key type addresses, or the dense arrays are full (`u32::MAX - 1`
+    /// entries).
     ///
     /// ```
     /// let mut s: dod::SparseSet<char> = dod::SparseSet::new();
@@ -295,8 +307,8 @@ impl<T, const PAGE: usize> Drop for AppendRun<'_, T, PAGE> {
 #[track_caller]
 fn run_refused(index: u32, max: u32) -> ! {
     panic!(
-        "AppendRun::push: index {index} is above the set's max_index {max}, or the dense arrays \
-         are full"
+        "AppendRun::push: index {index} is above the set's max_index {max} or past the indices \
+         the run's key type addresses, or the dense arrays are full"
     )
 }
 
@@ -332,6 +344,34 @@ mod tests {
         let mut run = s.append_run(1).unwrap();
         run.push(0);
         run.push(1);
+    }
+
+    /// A run by `Handle32` keys ends before index 65 535, which no `Handle32` names: every
+    /// entry it makes is one a key lists and finds.
+    #[test]
+    #[cfg(feature = "std")]
+    fn a_keyed_run_stays_within_its_key_type() {
+        use crate::{Handle32, Key};
+        use alloc::vec::Vec;
+        let mut s = SparseSet::<u8>::new();
+        let first = Handle32::new(65_533, 1).unwrap();
+        let mut run = s.append_run_as(first).unwrap();
+        assert_eq!(run.remaining(), 2);
+        assert_eq!((run.push(1), run.push(2)), (65_533, 65_534));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.push(3)));
+        assert!(r.is_err(), "a third value has no index a Handle32 names");
+        drop(run);
+        s.assert_invariants();
+        let keys: Vec<Handle32> = s.keys().collect();
+        assert_eq!(
+            keys.iter().map(|k| k.index()).collect::<Vec<_>>(),
+            [65_533, 65_534]
+        );
+        assert!(keys.iter().all(|&k| s.contains(k)));
+        // A run cannot start where a key cannot point.
+        assert!(s
+            .append_run_as(Handle32::from_index_tag(65_535, 1))
+            .is_none());
     }
 
     #[test]
