@@ -121,9 +121,10 @@ impl DataComponent {
     }
 
     /// Reads a component from bytes written by [`as_bytes`](DataComponent::as_bytes), checking
-    /// all of them first (O(n)): the magic, version and key hash id, every count, offset and
-    /// size, the type tags, that strings are UTF-8, that keys are sorted and unique and that no
-    /// two values overlap. Bytes are copied once. The component keeps no names. The checks are
+    /// all of them first (O(n log n): the records are sorted to find overlaps): the magic,
+    /// version and key hash id, every count, offset and size, the type tags, that strings are
+    /// UTF-8, that keys are sorted and unique and that no two values overlap. Bytes are copied
+    /// once. The component keeps no names. The checks are
     /// of structure, not integrity: a changed byte inside a value or a key hash can give a
     /// valid component with other content, so keep a checksum beside the bytes where storage
     /// or transport may corrupt them.
@@ -632,7 +633,7 @@ pub struct DataView<'a> {
 }
 
 impl<'a> DataView<'a> {
-    /// Checks `bytes` (O(n), see [`DataComponent::from_bytes`]) and reads them in place.
+    /// Checks `bytes` (O(n log n), see [`DataComponent::from_bytes`]) and reads them in place.
     ///
     /// ```
     /// # use dod::data::{DataView, DecodeError};

@@ -20,7 +20,8 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     /// inserted by a plain `u32`: a dead entity's leftover in one set never meets a new
     /// entity's entry in the other.
     ///
-    /// O(min(len, other.len())).
+    /// O(min(len, other.len())), plus the tombstones of [`defer_remove`](Self::defer_remove)
+    /// not yet compacted in the smaller set's dense arrays, which the walk skips.
     ///
     /// ```
     /// use dod::{Handle, SparseSet};
@@ -52,7 +53,7 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     /// three entries of an index meet only if all their tags agree, those inserted by a plain
     /// `u32` aside (see [`join`](Self::join)).
     ///
-    /// O(min of the three lengths).
+    /// O(min of the three lengths), plus the smallest set's tombstones not yet compacted.
     ///
     /// ```
     /// use dod::SparseSet;
@@ -91,7 +92,8 @@ impl<A, const PA: usize> SparseSet<A, PA> {
     /// Driven from the smaller set like [`join`](Self::join), in that set's dense order, and
     /// pairing entries by the same rule of tags.
     ///
-    /// O(min(len, other.len())).
+    /// O(min(len, other.len())), plus the tombstones of [`defer_remove`](Self::defer_remove)
+    /// not yet compacted in the smaller set's dense arrays, which the walk skips.
     ///
     /// ```
     /// use dod::SparseSet;
