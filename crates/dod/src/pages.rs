@@ -103,7 +103,8 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
     /// Where the entry of a new page `p` (not allocated) goes. The table reaches as far as
     /// the budget allows over `p` and the far pages.
     fn place(&self, p: usize) -> Place {
-        let pages_bytes = (self.allocated() + 1).saturating_mul(PAGE * core::mem::size_of::<S>());
+        let pages_bytes =
+            (self.allocated() + 1).saturating_mul(PAGE.saturating_mul(core::mem::size_of::<S>()));
         let budget = pages_bytes.max(TABLE_FLOOR) / core::mem::size_of::<u32>();
         let mut table_len = self.table.len();
         if p >= table_len && p < budget {
