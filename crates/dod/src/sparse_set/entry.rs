@@ -36,7 +36,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// ```
     pub fn entry<E: SparseKey>(&mut self, e: E) -> Option<Entry<'_, T, PAGE>> {
         let index = e.sparse_index();
-        let tag = e.sparse_tag();
+        let tag = e.sparse_insert_tag();
         let stored = self.slot(index);
         if self.bounds_out(index, stored) {
             return None;

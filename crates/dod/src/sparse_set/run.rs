@@ -70,7 +70,7 @@ impl<T, const PAGE: usize> SparseSet<T, PAGE> {
     /// assert_eq!(s.get(5u32), Some(&'b')); // a plain index checks no tag
     /// ```
     pub fn append_run_as<E: SparseKey>(&mut self, first: E) -> Option<AppendRun<'_, T, PAGE>> {
-        let tag = first.sparse_tag().unwrap_or(0);
+        let tag = first.sparse_insert_tag().unwrap_or(0);
         if is_malformed(tag) {
             return None;
         }
