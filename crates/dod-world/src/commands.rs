@@ -129,6 +129,38 @@ impl Commands {
         self.commands.clear();
     }
 
+    /// Moves every command of `other` to the end of these, in order, leaving `other` empty
+    /// (`Vec::append`): the buffers that threads filled become one, applied by one
+    /// [`World::apply`](crate::World::apply). O(other's length).
+    ///
+    /// ```
+    /// use dod_world::{Commands, World};
+    ///
+    /// let mut world = World::new();
+    /// let w = world.share();
+    /// // One buffer per thread, merged at the end.
+    /// let mut buffers = [Commands::new(), Commands::new()];
+    /// std::thread::scope(|s| {
+    ///     for (t, c) in buffers.iter_mut().enumerate() {
+    ///         let w = &w;
+    ///         s.spawn(move || {
+    ///             for i in 0..50u32 {
+    ///                 c.spawn(w.entities(), (t as u32 * 50 + i,));
+    ///             }
+    ///         });
+    ///     }
+    /// });
+    /// let [mut all, mut second] = buffers;
+    /// all.append(&mut second);
+    /// assert!(second.is_empty());
+    /// assert_eq!(all.len(), 100);
+    /// assert_eq!(world.apply(&mut all), 0); // none skipped
+    /// assert_eq!(world.count::<u32>(), 100);
+    /// ```
+    pub fn append(&mut self, other: &mut Commands) {
+        self.commands.append(&mut other.commands);
+    }
+
     /// Reserves an entity from `entities` (the world's, from
     /// [`World::entities`](crate::World::entities) or
     /// [`Shared::entities`](crate::Shared::entities)) and records that it gets `bundle`.

@@ -568,8 +568,10 @@ where
     /// if a storage is borrowed by another query in a conflicting way; if an element or a
     /// filter names a type that is not registered and is a reference to a registered
     /// component type, or a tuple of them (`&&Pos` or `With<&Pos>` where `Pos` was meant; see
-    /// [`Component`](crate::Component)). If `f` panics, the panic goes on after the query's
-    /// borrows are released; the world stays valid.
+    /// [`Component`](crate::Component)); if a filter [`Added<T>`](crate::Added) or
+    /// [`Changed<T>`](crate::Changed) names a type that is not tracked
+    /// ([`World::track`](crate::World::track)). If `f` panics, the panic goes on after the
+    /// query's borrows are released; the world stays valid.
     ///
     /// A query with no required component (only `Entity` and `Option`s) visits every live
     /// entity. Of a tracked type, each `&mut T` handed to `f` marks its value changed, written

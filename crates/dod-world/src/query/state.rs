@@ -25,9 +25,12 @@ use crate::world::{Shared, World};
 /// did not change is better than missing one that did (a rarely run resync or autosave
 /// system gets everything, never a partial delta).
 ///
-/// Keep one per system and per world: a run on a world other than its first panics. A world
-/// that loads a save (`World::load`) stays the same world for its states (the load stamps
-/// every tracked value changed, so their next run sees all of them).
+/// Keep one per system and per world: a state belongs to the world of its first
+/// [`query`](QueryState::query) or [`query_shared`](QueryState::query_shared) (made, whether
+/// or not it ran), and a query on another world panics. A world that loads a save
+/// (`World::load`) stays the same world for its states (the load stamps every tracked value
+/// changed, so their next run sees all of them); a new world, loaded or not, needs new
+/// states.
 ///
 /// ```
 /// use dod_world::{Changed, Entity, QueryState, World};
@@ -91,6 +94,11 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
 
     /// The query on `world`, exclusively (see [`World::query`]).
     ///
+    /// # Panics
+    ///
+    /// If the state belongs to another world (it made a query on that world first); the
+    /// query's runs panic as [`Query::for_each`] says.
+    ///
     /// ```
     /// let mut world = dod_world::World::new();
     /// let e = world.spawn((1u32,));
@@ -110,6 +118,10 @@ impl<Q: QueryData, F: QueryFilter> QueryState<Q, F> {
 
     /// The query on the shared form of a world, with runtime borrow checks (see
     /// [`Shared::query`]).
+    ///
+    /// # Panics
+    ///
+    /// As [`query`](QueryState::query).
     ///
     /// ```
     /// let mut world = dod_world::World::new();
