@@ -2339,6 +2339,49 @@ impl EntityMut<'_> {
         self.world.take(self.e)
     }
 
+    /// Its per-entity data, if it has any (see [`World::data`]).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// let mut view = world.entity_mut(e).unwrap();
+    /// assert!(view.data().is_none());
+    /// view.set_data("hp", 3);
+    /// assert_eq!(view.data().unwrap().get_i64("hp"), Some(3));
+    /// ```
+    pub fn data(&self) -> Option<DataView<'_>> {
+        self.world.data(self.e)
+    }
+
+    /// Sets the value under `key` in its per-entity data, as [`World::set_data`] does.
+    ///
+    /// # Panics
+    ///
+    /// If the entity is no longer alive (a hook's commands despawned it: see [`EntityMut`]).
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// // A read-modify-write of a counter through one view.
+    /// let mut view = world.entity_mut(e).unwrap();
+    /// for _ in 0..3 {
+    ///     let kills = view.data().and_then(|d| d.get_i64("kills")).unwrap_or(0);
+    ///     view.set_data("kills", kills + 1);
+    /// }
+    /// assert_eq!(world.data(e).unwrap().get_i64("kills"), Some(3));
+    /// ```
+    #[track_caller]
+    pub fn set_data<'p, 'v>(
+        &mut self,
+        key: impl Into<PathKey<'p>>,
+        value: impl Into<Value<'v>>,
+    ) -> &mut Self {
+        if let Err(err) = self.world.set_data(self.e, key, value) {
+            panic!("EntityMut::set_data: {err}: a hook's commands despawned it");
+        }
+        self
+    }
+
     /// Despawns it.
     ///
     /// ```

@@ -722,8 +722,15 @@ fn an_entity_view_whose_entity_a_hook_despawns_says_so() {
     });
     let msg = *r.unwrap_err().downcast::<String>().unwrap();
     assert!(msg.contains("not alive") && msg.contains("hook"), "{msg}");
+    assert!(view.data().is_none());
+    let r = quietly(|| {
+        view.set_data("hp", 3);
+    });
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("set_data") && msg.contains("hook"), "{msg}");
     world.assert_invariants();
     assert_eq!(world.count::<Vel>(), 0);
+    assert!(world.data(e).is_none() && world.data_store().is_empty());
     assert!(!world.is_alive(e));
 }
 
