@@ -1949,6 +1949,9 @@ impl Harness {
 
     fn commands(&mut self, cmds: &[Cmd]) {
         let mut commands = Commands::new();
+        // The commands recorded after the query go to a second buffer, appended to the first
+        // before the world applies them: one order, as if recorded into one.
+        let mut rest = Commands::new();
         let mut reserved: Vec<Entity> = Vec::new();
         let mut plan: Vec<Planned> = Vec::new();
         {
@@ -1972,6 +1975,7 @@ impl Harness {
                     }
                 }
             });
+            rec.commands = &mut rest;
             for cmd in &cmds[next..] {
                 rec.record(cmd, w.entities());
             }
@@ -1980,7 +1984,10 @@ impl Harness {
             }
             assert_eq!(w.len(), self.m.live.len());
         }
-        assert_eq!(commands.len(), cmds.len());
+        let recorded = commands.len();
+        commands.append(&mut rest);
+        assert!(rest.is_empty());
+        assert_eq!(commands.len(), cmds.len(), "{recorded} in the query");
         // The model: reservations come alive first, then each command in order.
         for &r in &reserved {
             self.m.make_alive(r);
