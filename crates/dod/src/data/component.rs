@@ -124,10 +124,10 @@ impl DataComponent {
     /// all of them first (O(n log n): the records are sorted to find overlaps): the magic,
     /// version and key hash id, every count, offset and size, the type tags, that strings are
     /// UTF-8, that keys are sorted and unique and that no two values overlap. Bytes are copied
-    /// once. The component keeps no names. The checks are
-    /// of structure, not integrity: a changed byte inside a value or a key hash can give a
-    /// valid component with other content, so keep a checksum beside the bytes where storage
-    /// or transport may corrupt them.
+    /// once. The component keeps no names. The checks are of structure, not integrity: a
+    /// changed byte inside a value or a key hash can give a valid component with other
+    /// content, so keep a checksum beside the bytes where storage or transport may corrupt
+    /// them.
     ///
     /// ```
     /// # use dod::data::{DataComponent, DecodeError};
