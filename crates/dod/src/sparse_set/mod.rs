@@ -1345,10 +1345,12 @@ fn missing<E: SparseKey>(e: E, slot: Slot) -> ! {
         // A plain index names whatever entry its index holds: there is none.
         panic!("SparseSet: no value for entity {i}")
     };
+    // Lookups read the lookup tag, which marks only these two patterns; a key malformed by
+    // its index or type id is told below as a key the set holds nothing for.
     if t.is_vacant() {
         panic!(
-            "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, \
-             generation 0, or an index or type id past its key type's range)"
+            "SparseSet: no value for malformed key of entity {i} (bit 31 of its tag set, or \
+             generation 0)"
         )
     }
     /// The key's parts, as `insert`'s panics print them: `(index 3, generation 2)`, with the
