@@ -79,8 +79,14 @@
 //!
 //! # Features
 //!
-#![cfg_attr(feature = "rayon", doc = "- `rayon`: [`Query::par_for_each`].")]
-#![cfg_attr(not(feature = "rayon"), doc = "- `rayon`: `Query::par_for_each`.")]
+#![cfg_attr(
+    feature = "rayon",
+    doc = "- `rayon`: [`Query::par_for_each`], [`Query::par_for_each_init`], [`Query::par_fold`]."
+)]
+#![cfg_attr(
+    not(feature = "rayon"),
+    doc = "- `rayon`: `Query::par_for_each`, `Query::par_for_each_init`, `Query::par_fold`."
+)]
 //! - `serde`: saving and loading a world, components registered for saving by name.
 //! - `json`: `dod`'s `json` feature, for per-entity data read from JSON
 //!   (`dod::DataComponent::from_json`; `dod` is re-exported as `dod_world::dod`).

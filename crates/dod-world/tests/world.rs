@@ -911,6 +911,158 @@ fn par_for_each_visits_every_match_once() {
     );
 }
 
+#[cfg(feature = "rayon")]
+#[test]
+fn par_fold_merges_in_the_order_for_each_visits() {
+    let mut world = World::new();
+    let all: Vec<Entity> = world
+        .spawn_batch((0..30_000u32).map(|i| (Health(i),)))
+        .collect();
+    for (k, &e) in all.iter().enumerate() {
+        if k % 3 == 0 {
+            world.insert(e, (Pos(k as f32),)).unwrap();
+        }
+        if k % 5 == 0 {
+            world.insert(e, (Enemy,)).unwrap();
+        }
+    }
+    // Holes in the slots, so that the walk over every entity skips some.
+    for &e in all.iter().step_by(7) {
+        world.despawn(e);
+    }
+    let push = |mut v: Vec<Entity>, e: Entity| {
+        v.push(e);
+        v
+    };
+    let concat = |mut a: Vec<Entity>, mut b: Vec<Entity>| {
+        a.append(&mut b);
+        a
+    };
+    fn sequential<Q: dod_world::QueryData, F: dod_world::QueryFilter>(
+        world: &mut World,
+    ) -> Vec<Entity> {
+        let mut out = Vec::new();
+        world
+            .query::<(Entity, Q)>()
+            .filter::<F>()
+            .for_each(|(e, _)| out.push(e));
+        out
+    }
+    // Driven by a sparse set, with a filter that refuses some of its entities.
+    let par = world
+        .query::<(Entity, &Pos)>()
+        .filter::<dod_world::Without<Enemy>>()
+        .par_fold(Vec::new, |v, (e, _)| push(v, e), concat);
+    let seq = sequential::<&Pos, dod_world::Without<Enemy>>(&mut world);
+    assert!(!seq.is_empty());
+    assert_eq!(par, seq);
+    // Driven by a tag's bits.
+    let par = world
+        .query::<(Entity, &Enemy)>()
+        .par_fold(Vec::new, |v, (e, _)| push(v, e), concat);
+    assert_eq!(par, sequential::<&Enemy, ()>(&mut world));
+    // Nothing required: every live entity.
+    let par = world.query::<Entity>().par_fold(Vec::new, push, concat);
+    let seq: Vec<Entity> = world.query::<Entity>().iter().collect();
+    assert_eq!(seq.len(), world.len());
+    assert_eq!(par, seq);
+    // An empty query gives the identity.
+    let none =
+        world
+            .query::<(Entity, &Vel)>()
+            .par_fold(|| vec![all[1]], |v, (e, _)| push(v, e), concat);
+    assert_eq!(none, [all[1]]);
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_fold_records_commands_from_every_thread() {
+    let mut world = World::new();
+    let all: Vec<Entity> = world
+        .spawn_batch((0..20_000u32).map(|i| (Health(i),)))
+        .collect();
+    let mut commands = world.query::<(Entity, &Health)>().par_fold(
+        Commands::new,
+        |mut c, (e, h)| {
+            if h.0 % 4 == 0 {
+                c.despawn(e);
+            } else {
+                c.insert(e, (Pos(h.0 as f32),));
+            }
+            c
+        },
+        |mut a, mut b| {
+            a.append(&mut b);
+            a
+        },
+    );
+    world.apply(&mut commands);
+    assert_eq!(world.len(), 15_000);
+    for (i, &e) in all.iter().enumerate() {
+        assert_eq!(world.is_alive(e), i % 4 != 0);
+        if i % 4 != 0 {
+            assert_eq!(world.get::<Pos>(e), Some(&Pos(i as f32)));
+        }
+    }
+    world.assert_invariants();
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_for_each_init_hands_each_piece_its_own_value() {
+    let mut world = World::new();
+    world.spawn_batch((0..50_000u32).map(|i| (Health(i), Pos(0.0))));
+    let made = AtomicUsize::new(0);
+    world.query::<(&Health, &mut Pos)>().par_for_each_init(
+        || {
+            made.fetch_add(1, Ordering::Relaxed);
+            Vec::<u32>::new()
+        },
+        |seen, (h, p)| {
+            // Each value serves one thread at a time, in the driver's order within a piece.
+            if let Some(&last) = seen.last() {
+                assert!(last < h.0, "a piece's value was shared or out of order");
+            }
+            seen.push(h.0);
+            p.0 = seen.len() as f32;
+        },
+    );
+    let made = made.into_inner();
+    assert!((1..50_000).contains(&made), "init ran {made} times");
+    // Each value counted the items of its piece: the counts restart once per value used.
+    let restarts = world.query::<&Pos>().iter().filter(|p| p.0 == 1.0).count();
+    assert!(
+        restarts >= 1 && restarts <= made,
+        "{restarts} restarts, {made} values"
+    );
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn a_panicking_par_fold_releases_the_query() {
+    let mut world = World::new();
+    world.spawn_batch((0..10_000u32).map(|i| (Health(i), Pos(0.0))));
+    let shared = world.share();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        shared.query::<(&Health, &mut Pos)>().par_fold(
+            || 0u32,
+            |n, (h, p)| {
+                assert!(h.0 != 7_777, "boom");
+                p.0 = 1.0;
+                n + 1
+            },
+            |a, b| a + b,
+        )
+    }));
+    assert!(r.is_err());
+    // The borrows are gone: the same storages can be borrowed mutably again.
+    let n = shared
+        .query::<&mut Pos>()
+        .par_fold(|| 0usize, |n, _| n + 1, |a, b| a + b);
+    assert_eq!(n, 10_000);
+    world.assert_invariants();
+}
+
 #[cfg(feature = "serde")]
 mod saving {
     use super::*;

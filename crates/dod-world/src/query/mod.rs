@@ -12,12 +12,14 @@
 //! - [`get`](Query::get): one entity;
 #![cfg_attr(
     feature = "rayon",
-    doc = "- [`par_for_each`](Query::par_for_each) (feature `rayon`): the driver's entities \
-           split over threads."
+    doc = "- [`par_for_each`](Query::par_for_each), [`par_for_each_init`](Query::par_for_each_init) \
+           and [`par_fold`](Query::par_fold) (feature `rayon`): the driver's entities split \
+           over threads."
 )]
 #![cfg_attr(
     not(feature = "rayon"),
-    doc = "- `par_for_each` (feature `rayon`): the driver's entities split over threads."
+    doc = "- `par_for_each`, `par_for_each_init` and `par_fold` (feature `rayon`): the \
+           driver's entities split over threads."
 )]
 //!
 //! A query asking for one component mutably twice, or mutably and shared, panics naming the
