@@ -20,7 +20,8 @@
 //! save without the field loads with no names).
 //! Loading checks everything and returns an error, never a panic and never a broken world:
 //! an unknown component name, an entity given one component twice, a component or data of a
-//! dead entity, a malformed allocator and a name the registry refuses are all errors.
+//! dead entity, data past the save's entity slots (refused before anything is allocated for
+//! it), a malformed allocator and a name the registry refuses are all errors.
 
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
@@ -163,8 +164,9 @@ impl World {
     /// # Errors
     ///
     /// The deserializer's error for anything malformed (an unknown component name, a
-    /// component twice on one entity, a component or data of a dead entity, an inconsistent
-    /// allocator, a data key name the registry refuses); the world is then left unchanged.
+    /// component twice on one entity, a component or data of a dead entity, data past the
+    /// save's entity slots, an inconsistent allocator, a data key name the registry refuses);
+    /// the world is then left unchanged.
     ///
     /// ```
     /// use dod_world::World;
@@ -449,13 +451,27 @@ impl WorldVisitor<'_> {
         for (store, pending) in f.components.unwrap_or_default() {
             store(&mut self.world, pending).map_err(E::custom)?;
         }
-        let mut store = match f.data {
-            Some(Some(bytes)) => {
-                let loaded = DataStore::<Entity>::from_bytes(&bytes).map_err(E::custom)?;
-                live_data(&loaded).map_err(E::custom)?
-            }
-            _ => DataStore::new(),
-        };
+        let mut store =
+            match f.data {
+                Some(Some(bytes)) => {
+                    // No entity of the save lives past its slots, so a data slot past them is
+                    // refused before the store allocates a page for it: what a load allocates
+                    // follows the entities the save lists, not the indices its data names.
+                    let slots = self.world.entities().slot_count();
+                    let max = slots.saturating_sub(1) as u32;
+                    let loaded = DataStore::<Entity>::from_bytes_with_max_index(&bytes, max)
+                        .map_err(|err| match err {
+                            dod::data::DecodeError::IndexAboveMax { entity, .. } => {
+                                E::custom(format_args!(
+                                    "data of entity {entity}, past the save's {slots} entity slots"
+                                ))
+                            }
+                            other => E::custom(other),
+                        })?;
+                    live_data(&loaded).map_err(E::custom)?
+                }
+                _ => DataStore::new(),
+            };
         for path in f.names.unwrap_or_default() {
             store
                 .names_mut()

@@ -1288,10 +1288,39 @@ mod saving {
                 assert_eq!(world.data(e).unwrap().get_f32("x"), None);
             }
         }
-        // Slots of removed entries far out, a page apart, cost the loaded world nothing.
+    }
+
+    #[test]
+    fn data_slots_past_the_saved_entities_are_refused_before_they_cost_memory() {
+        // Three entity slots: data slots up to index 2 are the save's own.
+        let slots = "[65537,65537,65537]";
+        let world = loaded_with_data(slots, &vacant_data_slots(&[1, 2], [1, 0, 1, 0x80]));
+        assert_eq!(world.len(), 3);
+        assert!(world.data_store().is_empty());
+        // Slots of removed entries past every entity, far out a page apart (each would cost
+        // the store a page while it loads), or just past the last slot: errors naming them,
+        // and the world stays as it was.
         let far: Vec<u32> = (0..64).map(|k| 4_000_000_000 + k * 4096).collect();
-        let world = loaded_with_data("[]", &vacant_data_slots(&far, [1, 0, 1, 0x80]));
-        assert!(world.data_store().memory_usage() < 4096);
+        for (slots, indices, count) in [("[]", &far[..], 0), (slots, &[1, 3][..], 3)] {
+            let mut world = saving_world();
+            let before = serde_json::to_string(&world).unwrap();
+            let save = format!(
+                r#"{{"world_id":1,"min_free":0,"slots":{slots},"free":[],"components":{{}},"data":{}}}"#,
+                vacant_data_slots(indices, [1, 0, 1, 0x80])
+            );
+            let err = world
+                .load(&mut serde_json::Deserializer::from_str(&save))
+                .unwrap_err()
+                .to_string();
+            let past = indices.iter().find(|&&i| i as usize >= count).unwrap();
+            assert!(
+                err.contains(&format!(
+                    "data of entity {past}, past the save's {count} entity slots"
+                )),
+                "{err}"
+            );
+            assert_eq!(serde_json::to_string(&world).unwrap(), before);
+        }
     }
 
     #[test]
