@@ -24,7 +24,7 @@
 //! it), a malformed allocator and a name the registry refuses are all errors.
 
 use alloc::boxed::Box;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::any::TypeId;
 use core::fmt;
@@ -178,24 +178,90 @@ impl World {
     /// assert!(world.is_empty());
     /// ```
     pub fn load<'de, D: Deserializer<'de>>(&mut self, d: D) -> Result<(), D::Error> {
+        self.load_with(d, Unknown::Refuse).map(drop)
+    }
+
+    /// [`load`](World::load), except that the components saved under a name no type is
+    /// registered under are skipped instead of refused; returns their names, in the save's
+    /// order. For a save made by a newer build that has component types this one does not:
+    /// its entities load with the components this build knows. Everything else is checked
+    /// as `load` checks it.
+    ///
+    /// Skipping a value of unknown type needs a self-describing format (JSON, RON,
+    /// MessagePack, CBOR); in a format that is not (bincode, postcard), an unknown
+    /// component is an error, as with `load`.
+    ///
+    /// # Panics
+    ///
+    /// As [`load`](World::load).
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](World::load), but for unknown names; the world is then left unchanged.
+    ///
+    /// ```
+    /// use dod_world::World;
+    /// let mut world = World::new();
+    /// world.register_saved::<u32>("hp");
+    /// let newer = r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],
+    ///     "components":{"hp":[[0,7]],"shield":[[0,{"strength":3}]]},"data":null}"#;
+    /// assert!(world.load(&mut serde_json::Deserializer::from_str(newer)).is_err());
+    /// let skipped = world
+    ///     .load_skipping_unknown(&mut serde_json::Deserializer::from_str(newer))
+    ///     .unwrap();
+    /// assert_eq!(skipped, ["shield"]);
+    /// let e = world.entities().iter().next().unwrap();
+    /// assert_eq!(world.get::<u32>(e), Some(&7));
+    /// ```
+    pub fn load_skipping_unknown<'de, D: Deserializer<'de>>(
+        &mut self,
+        d: D,
+    ) -> Result<Vec<String>, D::Error> {
+        self.load_with(d, Unknown::Skip)
+    }
+
+    /// The body of [`load`](World::load) and
+    /// [`load_skipping_unknown`](World::load_skipping_unknown): the names skipped.
+    fn load_with<'de, D: Deserializer<'de>>(
+        &mut self,
+        d: D,
+        unknown: Unknown,
+    ) -> Result<Vec<String>, D::Error> {
         if self.in_hook_round() {
             load_in_hooks();
         }
         let template = World::builder()
             .min_free(self.entities().min_free())
             .build_template(self.saved.clone());
-        let mut loaded = d.deserialize_struct(
+        let Loaded {
+            world: mut loaded,
+            skipped,
+        } = d.deserialize_struct(
             "World",
             FIELDS,
             WorldVisitor {
                 world: template,
+                unknown,
                 _de: PhantomData,
             },
         )?;
         let saved: Vec<TypeId> = self.saved.0.iter().map(|t| t.type_id).collect();
         self.take_loaded(&mut loaded, &saved);
-        Ok(())
+        Ok(skipped)
     }
+}
+
+/// What a load does with a component name no type is registered under.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unknown {
+    Refuse,
+    Skip,
+}
+
+/// A loaded world and the names of the components skipped on the way.
+struct Loaded {
+    world: World,
+    skipped: Vec<String>,
 }
 
 #[cold]
@@ -352,17 +418,18 @@ impl Serialize for SavedComponents<'_> {
 
 struct WorldVisitor<'de> {
     world: World,
+    unknown: Unknown,
     _de: PhantomData<&'de ()>,
 }
 
 impl<'de> Visitor<'de> for WorldVisitor<'de> {
-    type Value = World;
+    type Value = Loaded;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a saved dod_world::World")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<World, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Loaded, A::Error> {
         let mut f = Fields::default();
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
@@ -376,7 +443,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
                     if f.components.is_some() {
                         return Err(de::Error::duplicate_field("components"));
                     }
-                    f.components = Some(map.next_value_seed(ComponentsSeed(&self.world))?);
+                    f.components = Some(map.next_value_seed(self.components_seed())?);
                 }
                 other => return Err(de::Error::unknown_field(other, FIELDS)),
             }
@@ -388,7 +455,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
     /// fields in order, as [`Serialize`] writes them. Those formats read all seven fields;
     /// a format that gives a struct as an array and says where it ends (JSON's `[..]`) may
     /// end it before `data` or `data_names`, as the keyed form may leave them out.
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<World, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loaded, A::Error> {
         let missing = |at: usize| de::Error::invalid_length(at, &"the fields of a saved world");
         let world_id = Some(seq.next_element()?.ok_or_else(|| missing(0))?);
         let min_free = Some(seq.next_element()?.ok_or_else(|| missing(1))?);
@@ -401,7 +468,7 @@ impl<'de> Visitor<'de> for WorldVisitor<'de> {
                 .ok_or_else(|| missing(3))?,
         );
         let components = Some(
-            seq.next_element_seed(ComponentsSeed(&self.world))?
+            seq.next_element_seed(self.components_seed())?
                 .ok_or_else(|| missing(4))?,
         );
         // Optional, as in the keyed form: an array that ends early leaves them out.
@@ -430,14 +497,22 @@ struct Fields {
     min_free: Option<u32>,
     slots: Option<Vec<u32>>,
     free: Option<Vec<u32>>,
-    components: Option<Vec<(StoreFn, Pending)>>,
+    components: Option<ReadComponents>,
     data: Option<Option<Vec<u8>>>,
     names: Option<Vec<Vec<String>>>,
 }
 
 impl WorldVisitor<'_> {
+    /// Reads the `components` field by this load's rule for unknown names.
+    fn components_seed(&self) -> ComponentsSeed<'_> {
+        ComponentsSeed {
+            world: &self.world,
+            unknown: self.unknown,
+        }
+    }
+
     /// Builds the loaded world from its fields, checking every one.
-    fn finish<E: de::Error>(mut self, f: Fields) -> Result<World, E> {
+    fn finish<E: de::Error>(mut self, f: Fields) -> Result<Loaded, E> {
         let world_id = f.world_id.ok_or_else(|| E::missing_field("world_id"))?;
         let min_free = f.min_free.ok_or_else(|| E::missing_field("min_free"))?;
         let slots = f.slots.ok_or_else(|| E::missing_field("slots"))?;
@@ -448,7 +523,8 @@ impl WorldVisitor<'_> {
         let tags = slots.into_iter().map(Tag::from_bits).collect();
         let entities = Entities::from_parts(world_id, min_free, tags, free).map_err(E::custom)?;
         self.world.set_entities(entities);
-        for (store, pending) in f.components.unwrap_or_default() {
+        let components = f.components.unwrap_or_default();
+        for (store, pending) in components.read {
             store(&mut self.world, pending).map_err(E::custom)?;
         }
         let mut store =
@@ -480,7 +556,10 @@ impl WorldVisitor<'_> {
         }
         self.world.set_data_store(store);
         self.world.check_loaded().map_err(E::custom)?;
-        Ok(self.world)
+        Ok(Loaded {
+            world: self.world,
+            skipped: components.skipped,
+        })
     }
 }
 
@@ -543,10 +622,20 @@ impl<'de> Visitor<'de> for U32s {
 }
 
 /// Reads the `components` map into lists, one per saved type.
-struct ComponentsSeed<'w>(&'w World);
+struct ComponentsSeed<'w> {
+    world: &'w World,
+    unknown: Unknown,
+}
+
+/// The `components` field as read: a list per saved type, and the names skipped.
+#[derive(Default)]
+struct ReadComponents {
+    read: Vec<(StoreFn, Pending)>,
+    skipped: Vec<String>,
+}
 
 impl<'de> DeserializeSeed<'de> for ComponentsSeed<'_> {
-    type Value = Vec<(StoreFn, Pending)>;
+    type Value = ReadComponents;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
@@ -554,7 +643,7 @@ impl<'de> DeserializeSeed<'de> for ComponentsSeed<'_> {
 }
 
 impl<'de> Visitor<'de> for ComponentsSeed<'_> {
-    type Value = Vec<(StoreFn, Pending)>;
+    type Value = ReadComponents;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a map from saved component names to (entity index, component) pairs")
@@ -562,21 +651,33 @@ impl<'de> Visitor<'de> for ComponentsSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut read: Vec<(String, StoreFn, Pending)> = Vec::new();
+        let mut skipped: Vec<String> = Vec::new();
         while let Some(name) = map.next_key::<String>()? {
-            let Some(t) = self.0.saved.0.iter().find(|t| t.name == name) else {
-                return Err(de::Error::custom(format_args!(
-                    "unknown component `{name}`: no type is registered for saving under it"
-                )));
-            };
-            if read.iter().any(|(n, ..)| *n == name) {
+            if read.iter().any(|(n, ..)| *n == name) || skipped.contains(&name) {
                 return Err(de::Error::custom(format_args!(
                     "component `{name}` listed twice"
                 )));
             }
-            let pending = map.next_value_seed(TypeSeed(t.read))?;
-            read.push((name.to_string(), t.store, pending));
+            match self.world.saved.0.iter().find(|t| t.name == name) {
+                Some(t) => {
+                    let pending = map.next_value_seed(TypeSeed(t.read))?;
+                    read.push((name, t.store, pending));
+                }
+                None if self.unknown == Unknown::Skip => {
+                    map.next_value::<de::IgnoredAny>()?;
+                    skipped.push(name);
+                }
+                None => {
+                    return Err(de::Error::custom(format_args!(
+                        "unknown component `{name}`: no type is registered for saving under it"
+                    )))
+                }
+            }
         }
-        Ok(read.into_iter().map(|(_, store, p)| (store, p)).collect())
+        Ok(ReadComponents {
+            read: read.into_iter().map(|(_, store, p)| (store, p)).collect(),
+            skipped,
+        })
     }
 }
 

@@ -1096,6 +1096,106 @@ mod saving {
     }
 
     #[test]
+    fn a_load_skipping_unknown_keeps_what_this_build_knows() {
+        // A newer build's save: a type this build does not know, listed between two it does.
+        #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+        struct Shield {
+            strength: u32,
+            layers: Vec<String>,
+        }
+        let mut newer = World::builder().min_free(2).build();
+        newer.register_saved::<Name>("name");
+        newer.register_saved::<Shield>("shield");
+        newer.register_saved::<Target>("target");
+        let a = newer.spawn((
+            Name("a".into()),
+            Shield {
+                strength: 3,
+                layers: vec!["x".into()],
+            },
+        ));
+        let b = newer.spawn((Shield {
+            strength: 1,
+            layers: vec![],
+        },));
+        let gone = newer.spawn((Name("gone".into()),));
+        newer.despawn(gone);
+        let c = newer.spawn((Target(Some(a)),));
+        newer.set_data(b, "hp", 5.0).unwrap();
+        let save = serde_json::to_string(&newer).unwrap();
+
+        let mut world = saving_world();
+        let keep = world.spawn((Name("keep".into()),));
+        let err = world
+            .load(&mut serde_json::Deserializer::from_str(&save))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("unknown component `shield`"),
+            "{err}"
+        );
+        assert_eq!(world.get::<Name>(keep), Some(&Name("keep".into())));
+
+        let skipped = world
+            .load_skipping_unknown(&mut serde_json::Deserializer::from_str(&save))
+            .unwrap();
+        assert_eq!(skipped, ["shield"]);
+        world.assert_invariants();
+        // Everything else as the newer world has it: entities, generations, the free queue,
+        // the known components and the data.
+        assert_eq!(world.len(), 3);
+        assert!(world.is_alive(b) && !world.is_alive(gone) && !world.is_alive(keep));
+        assert_eq!(world.get::<Name>(a), Some(&Name("a".into())));
+        assert_eq!(world.get::<Target>(c), Some(&Target(Some(a))));
+        assert_eq!(world.data(b).unwrap().get_f32("hp"), Some(5.0));
+        assert_eq!(world.spawn(()), newer.spawn(()));
+        // A save with nothing unknown skips nothing.
+        let known = serde_json::to_string(&world).unwrap();
+        assert!(saving_world()
+            .load_skipping_unknown(&mut serde_json::Deserializer::from_str(&known))
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
+    fn a_load_skipping_unknown_still_refuses_what_load_refuses() {
+        let mut world = saving_world();
+        let keep = world.spawn((Name("keep".into()),));
+        let cases = [
+            (
+                r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{"nope":[],"nope":[]},"data":null}"#,
+                "`nope` listed twice",
+            ),
+            (
+                r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{"nope":[[5,{"a":1}]],"name":[[3,"dead"]]},"data":null}"#,
+                "dead entity",
+            ),
+            (
+                r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{"nope":[1,2,"#,
+                "EOF",
+            ),
+        ];
+        for (save, why) in cases {
+            let err = world
+                .load_skipping_unknown(&mut serde_json::Deserializer::from_str(save))
+                .unwrap_err();
+            assert!(err.to_string().contains(why), "{save}: {err}");
+            assert_eq!(world.len(), 1);
+            assert_eq!(world.get::<Name>(keep), Some(&Name("keep".into())));
+        }
+        // A format that is not self-describing cannot skip a value of unknown type: an error,
+        // not a panic, and the world as it was.
+        let mut newer = World::new();
+        newer.register_saved::<u64>("big");
+        newer.spawn((7u64,));
+        let bytes = postcard::to_allocvec(&newer).unwrap();
+        assert!(world
+            .load_skipping_unknown(&mut postcard::Deserializer::from_bytes(&bytes))
+            .is_err());
+        assert_eq!(world.get::<Name>(keep), Some(&Name("keep".into())));
+        world.assert_invariants();
+    }
+
+    #[test]
     fn a_world_given_as_an_array_loads_with_or_without_its_last_fields() {
         let mut world = saving_world();
         let a = world.spawn((Name("a".into()),));
