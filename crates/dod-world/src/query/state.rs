@@ -30,7 +30,8 @@ use crate::world::{Shared, World};
 /// or not it ran), and a query on another world panics. A world that loads a save
 /// (`World::load`) stays the same world for its states (the load stamps every tracked value
 /// changed, so their next run sees all of them); a new world, loaded or not, needs new
-/// states.
+/// states: assign `QueryState::new()` to a kept one (the next run is then a first run, which
+/// sees every value as added and changed), or load into the world the states belong to.
 ///
 /// ```
 /// use dod_world::{Changed, Entity, QueryState, World};
