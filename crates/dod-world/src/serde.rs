@@ -189,7 +189,8 @@ impl World {
     ///
     /// Skipping a value of unknown type needs a self-describing format (JSON, RON,
     /// MessagePack, CBOR); in a format that is not (bincode, postcard), an unknown
-    /// component is an error, as with `load`.
+    /// component is an error, as with `load`. The skipped values are not kept: a save of the
+    /// loaded world holds only the components this build registers.
     ///
     /// # Panics
     ///
@@ -533,6 +534,8 @@ impl WorldVisitor<'_> {
                     // No entity of the save lives past its slots, so a data slot past them is
                     // refused before the store allocates a page for it: what a load allocates
                     // follows the entities the save lists, not the indices its data names.
+                    // (The bound of a save with no slot is index 0: one page at most, whose
+                    // vacant slot is dropped; live data there is refused as a dead entity's.)
                     let slots = self.world.entities().slot_count();
                     let max = slots.saturating_sub(1) as u32;
                     let loaded = DataStore::<Entity>::from_bytes_with_max_index(&bytes, max)
@@ -664,7 +667,11 @@ impl<'de> Visitor<'de> for ComponentsSeed<'_> {
                     read.push((name, t.store, pending));
                 }
                 None if self.unknown == Unknown::Skip => {
-                    map.next_value::<de::IgnoredAny>()?;
+                    map.next_value::<de::IgnoredAny>().map_err(|err| {
+                        de::Error::custom(format_args!(
+                            "unknown component `{name}` could not be skipped: {err}"
+                        ))
+                    })?;
                     skipped.push(name);
                 }
                 None => {

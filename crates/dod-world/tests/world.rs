@@ -966,12 +966,25 @@ fn par_fold_merges_in_the_order_for_each_visits() {
     let seq: Vec<Entity> = world.query::<Entity>().iter().collect();
     assert_eq!(seq.len(), world.len());
     assert_eq!(par, seq);
-    // An empty query gives the identity.
-    let none =
-        world
-            .query::<(Entity, &Vel)>()
-            .par_fold(|| vec![all[1]], |v, (e, _)| push(v, e), concat);
+    // A query with no match gives `identity()`, made once: a storage that exists and is
+    // empty, and one that drives many entities of which none passes the filter.
+    let e = world.spawn((Vel(1.0),));
+    world.despawn(e);
+    let made = AtomicUsize::new(0);
+    let identity = || {
+        made.fetch_add(1, Ordering::Relaxed);
+        vec![all[1]]
+    };
+    let none = world
+        .query::<(Entity, &Vel)>()
+        .par_fold(identity, |v, (e, _)| push(v, e), concat);
     assert_eq!(none, [all[1]]);
+    let none = world
+        .query::<(Entity, &Health)>()
+        .filter::<dod_world::Without<Health>>()
+        .par_fold(identity, |v, (e, _)| push(v, e), concat);
+    assert_eq!(none, [all[1]]);
+    assert_eq!(made.into_inner(), 2);
 }
 
 #[cfg(feature = "rayon")]
@@ -1171,7 +1184,7 @@ mod saving {
             ),
             (
                 r#"{"world_id":1,"min_free":0,"slots":[65537],"free":[],"components":{"nope":[1,2,"#,
-                "EOF",
+                "unknown component `nope` could not be skipped: EOF",
             ),
         ];
         for (save, why) in cases {

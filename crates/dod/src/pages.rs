@@ -21,7 +21,7 @@
 //! alone costs one page and one far entry. Lookups in the table are O(1); a far page is found
 //! by binary search among the far pages, which entity allocators (handing out small indices)
 //! never create. The far list keeps gaps, room for new pages, so that far pages added in any
-//! order cost O(√n) shifts each, not a shift of the whole list.
+//! order cost amortised O(√n) shifts each, not a shift of the whole list.
 
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
@@ -406,10 +406,11 @@ impl<S: Copy + Default + PartialEq, const PAGE: usize> Pages<S, PAGE> {
 /// also appear more than once: the copies before the last are *gaps*, room for a new entry.
 /// A gap holds the same entry as the one after it, so a binary search that lands on any copy
 /// of a page finds its entry, and a search for a page that is not listed finds none. A new
-/// page fills the gap in front of its place, or the nearest gap within a short distance
-/// (shifting the entries in between); when there is none, the list is spread out again with
-/// a gap before every entry. So adding `n` far pages in any order shifts O(n √n) entries in
-/// all, where one packed sorted list shifts O(n²) (descending pages move the whole list each
+/// page fills the gap in front of its place, or a gap within a short distance after it, or
+/// else before it (shifting the entries in between); when there is none, the list is spread
+/// out again with a gap before every entry, an O(n) step that the inserts between two
+/// spreads pay for. So adding `n` far pages in any order shifts O(n √n) entries in all,
+/// where one packed sorted list shifts O(n²) (descending pages move the whole list each
 /// time), and the lookup stays one binary search.
 #[derive(Clone, Debug, Default)]
 struct Far {
@@ -529,8 +530,9 @@ impl Far {
         self.pages += 1;
     }
 
-    /// Puts `(p, entry)` in its place: pushed at the end, or into the nearest gap within
-    /// reach (shifting the entries between); `false` if no gap is within reach.
+    /// Puts `(p, entry)` in its place: pushed at the end, or into the first gap within reach
+    /// after its place, or else the first before it (shifting the entries between); `false`
+    /// if no gap is within reach.
     fn insert_near(&mut self, p: u32, entry: u32) -> bool {
         let at = self.list.partition_point(|e| e.0 < p);
         if at == self.list.len() {
@@ -828,7 +830,7 @@ mod tests {
     #[test]
     fn far_pages_in_any_order_are_listed_once_and_found() {
         // Pages far apart, so that all of them stay far: added descending, ascending and
-        // scrambled, which fill the recent list and merge it many times over.
+        // scrambled, which use up the gaps and spread the list many times over.
         let n: u32 = if cfg!(miri) { 150 } else { 5_000 };
         let index = |k: u32| u32::MAX - k * 800_000;
         let orders: [Vec<u32>; 3] = [

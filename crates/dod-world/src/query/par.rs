@@ -103,8 +103,8 @@ where
     /// [`par_for_each`](Query::par_for_each) with a value of `init`'s making that `f` gets
     /// mutably beside each item: a scratch buffer or a random generator per piece of work,
     /// made far less often than once per item (as rayon's `for_each_init`: once per piece that
-    /// rayon splits off, so more than once per thread). The values are dropped at the end; to
-    /// keep what they gather, use [`par_fold`](Query::par_fold).
+    /// rayon splits off, so possibly more than once per thread). Each value is dropped when
+    /// its piece ends; to keep what they gather, use [`par_fold`](Query::par_fold).
     ///
     /// # Panics
     ///
@@ -143,11 +143,13 @@ where
     }
 
     /// Folds the items of every matching entity on rayon's threads and merges the results:
-    /// each piece of work starts from `identity()` and folds its items in with `fold`, and
-    /// the pieces' results are merged with `reduce`, the earlier piece's on the left (as
-    /// rayon's `fold` then `reduce`). With a driver, the left-to-right order of the merged
-    /// result is the order [`for_each`](Query::for_each) visits the items in. An empty query
-    /// returns `identity()`.
+    /// each piece of work that has a matching entity starts from `identity()` and folds its
+    /// items in with `fold`, and the pieces' results are merged with `reduce`, the earlier
+    /// piece's on the left (as rayon's `fold` then `reduce`). The left-to-right order of the
+    /// merged result is the order [`for_each`](Query::for_each) visits the items in. A query
+    /// with no match returns `identity()`, made once; pieces with no match make nothing. As
+    /// with rayon, `identity()` should be an identity of `reduce` (an empty buffer, a zero):
+    /// how many pieces there are is rayon's choice.
     ///
     /// The way to record [`Commands`](crate::Commands) from many threads: a buffer per piece,
     /// merged with [`Commands::append`](crate::Commands::append), then applied once.
@@ -189,20 +191,24 @@ where
         };
         let shared = Shared(&run);
         candidates(&run, world)
-            .fold(&identity, |acc, (index, pos)| {
-                // The accumulator goes into `fold` only when the entity matches.
-                let mut acc = Some(acc);
-                match shared.visit(index, pos, |item| fold(take(&mut acc), item)) {
-                    Some(next) => next,
-                    None => take(&mut acc),
-                }
-            })
-            .reduce(&identity, reduce)
+            .fold(
+                || None,
+                |mut acc: Option<T>, (index, pos)| {
+                    // A piece's value is made at its first match.
+                    let folded = shared.visit(index, pos, |item| {
+                        fold(acc.take().unwrap_or_else(&identity), item)
+                    });
+                    folded.or(acc)
+                },
+            )
+            .reduce(
+                || None,
+                |left, right| match (left, right) {
+                    (Some(left), Some(right)) => Some(reduce(left, right)),
+                    (left, None) => left,
+                    (None, right) => right,
+                },
+            )
+            .unwrap_or_else(identity)
     }
-}
-
-/// The accumulator of [`Query::par_fold`], which is there until `fold` takes it.
-fn take<T>(acc: &mut Option<T>) -> T {
-    acc.take()
-        .expect("par_fold's accumulator is taken once per item")
 }
