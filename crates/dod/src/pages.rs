@@ -451,9 +451,14 @@ impl Far {
         Some(self.list[i].1)
     }
 
+    /// Where the entries of pages at or past `p` start.
+    fn start_of(&self, p: usize) -> usize {
+        self.list.partition_point(|e| (e.0 as usize) < p)
+    }
+
     /// Points far page `p` (listed) at `entry`, in every copy; `false` if it is not listed.
     fn set(&mut self, p: usize, entry: u32) -> bool {
-        let from = self.list.partition_point(|e| (e.0 as usize) < p);
+        let from = self.start_of(p);
         let mut found = false;
         for e in self.list[from..]
             .iter_mut()
@@ -474,7 +479,7 @@ impl Far {
     /// The highest far page below `bound` (the entry before the first at or past `bound` is
     /// the last copy of its page).
     fn last_below(&self, bound: usize) -> Option<usize> {
-        let under = self.list.partition_point(|e| (e.0 as usize) < bound);
+        let under = self.start_of(bound);
         Some(self.list[under.checked_sub(1)?].0 as usize)
     }
 
@@ -487,7 +492,7 @@ impl Far {
 
     /// Removes the far pages below `bound`, handing each to `put` as `(page, entry)`, once.
     fn take_below(&mut self, bound: usize, mut put: impl FnMut(u32, u32)) {
-        let under = self.list.partition_point(|e| (e.0 as usize) < bound);
+        let under = self.start_of(bound);
         for i in 0..under {
             // The entry at `under` is of a page at or past `bound`, so the last copy of each
             // page below it is inside `..under`.
@@ -500,22 +505,20 @@ impl Far {
         self.list.drain(..under);
     }
 
-    /// The capacity an [`insert`](Far::insert) may need: room to spread the list out with
-    /// one more page.
+    /// The entries past the list's length an [`insert`](Far::insert) may need room for: to
+    /// spread the list out with one more page.
     fn room_needed(&self) -> usize {
-        (2 * (self.pages + 1)).max(self.list.len() + 1)
+        (2 * (self.pages + 1)).max(self.list.len() + 1) - self.list.len()
     }
 
     /// Reserves what [`insert`](Far::insert) allocates.
     fn reserve_one(&mut self) {
-        let more = self.room_needed().saturating_sub(self.list.len());
-        self.list.reserve(more);
+        self.list.reserve(self.room_needed());
     }
 
     /// [`reserve_one`](Far::reserve_one), or an error if the memory cannot be had.
     fn try_reserve_one(&mut self) -> Result<(), TryReserveError> {
-        let more = self.room_needed().saturating_sub(self.list.len());
-        self.list.try_reserve(more)
+        self.list.try_reserve(self.room_needed())
     }
 
     /// Adds far page `p` (not listed) with `entry`; allocates nothing after
@@ -534,7 +537,7 @@ impl Far {
     /// after its place, or else the first before it (shifting the entries between); `false`
     /// if no gap is within reach.
     fn insert_near(&mut self, p: u32, entry: u32) -> bool {
-        let at = self.list.partition_point(|e| e.0 < p);
+        let at = self.start_of(p as usize);
         if at == self.list.len() {
             self.list.push((p, entry));
             return true;
