@@ -23,9 +23,9 @@ fuzz_target!(|input: &[u8]| {
     };
     assert!(DataComponent::from_bytes(c.as_bytes()).is_ok());
     assert_eq!(c.hole_bytes(), 0);
-    // Per path at most a map entry and MAX_PATH_DEPTH shared segments, and every path is
-    // at least a few bytes of the text.
-    let per_byte = (32 + 16 * MAX_PATH_DEPTH) / 4;
+    // Per member of the text (at least 4 bytes: `"":1`) at most a map entry and one node of
+    // a path (under 80 bytes together) and a copy of its name.
+    let per_byte = 80 / 4 + 1;
     assert!(
         names.memory_usage() <= before.memory_usage() + per_byte * text.len(),
         "{} bytes of names for {} bytes of JSON",

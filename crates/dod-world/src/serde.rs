@@ -395,11 +395,11 @@ impl Serialize for SavedNames<'_> {
 }
 
 /// One name's path segments, as a sequence of strings.
-struct SavedPath<'a>(&'a [std::sync::Arc<str>]);
+struct SavedPath<'a>(dod::data::Segments<'a>);
 
 impl Serialize for SavedPath<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|segment| &**segment))
+        s.collect_seq(self.0.clone())
     }
 }
 

@@ -8,12 +8,13 @@ use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 use core::fmt;
 use core::fmt::Write as _;
 
 use serde_json::{Map, Number, Value as Json};
 
-use super::names::{unnamed_key, KeyNames, NameCollision, NameError};
+use super::names::{unnamed_key, KeyNames, NameCollision, NameError, PathNode};
 use super::raw;
 use super::value::Value;
 use super::{DataComponent, DataKey, DataStore, DataView, MAX_PATH_DEPTH};
@@ -110,7 +111,7 @@ fn path_of(segments: &[impl AsRef<str>]) -> String {
     s
 }
 
-fn finite(x: f64, segments: &[Arc<str>]) -> Result<f32, JsonError> {
+fn finite(x: f64, segments: &[&str]) -> Result<f32, JsonError> {
     let f = x as f32;
     if f.is_finite() {
         Ok(f)
@@ -121,7 +122,7 @@ fn finite(x: f64, segments: &[Arc<str>]) -> Result<f32, JsonError> {
     }
 }
 
-fn number(n: &Number, segments: &[Arc<str>]) -> Result<f32, JsonError> {
+fn number(n: &Number, segments: &[&str]) -> Result<f32, JsonError> {
     finite(n.as_f64().unwrap_or(f64::INFINITY), segments)
 }
 
@@ -154,7 +155,7 @@ fn object_depth(json: &str) -> usize {
     deepest
 }
 
-fn name_error(e: NameError, segments: &[Arc<str>]) -> JsonError {
+fn name_error(e: NameError, segments: &[&str]) -> JsonError {
     match e {
         NameError::Collision(c) => JsonError::Collision(c),
         NameError::TooDeep { depth } => JsonError::TooDeep { depth },
@@ -195,19 +196,21 @@ struct Read<'a> {
     seen: BTreeSet<DataKey>,
 }
 
-/// Reads the members of `obj`, an object at path `segments` (whose key is `at`): each
-/// member's key is its parent's extended by its name, so that a long name is hashed once,
-/// not once per member below it.
+/// Reads the members of `obj`, an object at path `segments` (whose key is `at`, and whose
+/// path `parent` is, shared by the names registered below it): each member's key is its
+/// parent's extended by its name, so that a long name is hashed once, not once per member
+/// below it.
 fn read<'a>(
     obj: &'a Map<String, Json>,
     at: DataKey,
-    segments: &mut Vec<Arc<str>>,
+    parent: Option<&Arc<PathNode>>,
+    segments: &mut Vec<&'a str>,
     names: &mut KeyNames,
     added: &mut Vec<DataKey>,
     out: &mut Read<'a>,
 ) -> Result<(), JsonError> {
     for (name, v) in obj {
-        segments.push(Arc::from(name.as_str()));
+        segments.push(name);
         if segments.len() > MAX_PATH_DEPTH {
             // `object_depth` found no such nesting, but the bound is kept here too.
             return Err(JsonError::TooDeep {
@@ -216,7 +219,10 @@ fn read<'a>(
         }
         let here = at.child(name);
         match v {
-            Json::Object(inner) => read(inner, here, segments, names, added, out)?,
+            Json::Object(inner) => {
+                let node = Arc::new(PathNode::child(parent, name));
+                read(inner, here, Some(&node), segments, names, added, out)?
+            }
             leaf => {
                 let unnamed = match segments.as_slice() {
                     [only] => unnamed_key(only),
@@ -227,7 +233,7 @@ fn read<'a>(
                     None => {
                         let before = names.len();
                         let key = names
-                            .register_shared(here, segments)
+                            .register_child(here, parent, name)
                             .map_err(|e| name_error(e, segments))?;
                         if names.len() > before {
                             added.push(key);
@@ -289,7 +295,7 @@ fn push_string(out: &mut String, s: &str) {
 
 /// Appends a float in the shortest form that reads back as the same `f32`, always with a
 /// fraction or an exponent (0.7, not 0.699999988079071; 100.0, not 100).
-fn push_f32(out: &mut String, f: f32, path: &[Arc<str>]) -> Result<(), JsonError> {
+fn push_f32(out: &mut String, f: f32, path: &[&str]) -> Result<(), JsonError> {
     // `f32`'s `Display` gives the shortest digits; as an `f64` they print the same, and
     // serde_json writes an `f64` with a fraction or an exponent.
     let n = alloc::format!("{f}")
@@ -304,7 +310,7 @@ fn push_f32(out: &mut String, f: f32, path: &[Arc<str>]) -> Result<(), JsonError
     Ok(())
 }
 
-fn push_value(out: &mut String, v: Value<'_>, path: &[Arc<str>]) -> Result<(), JsonError> {
+fn push_value(out: &mut String, v: Value<'_>, path: &[&str]) -> Result<(), JsonError> {
     match v {
         Value::Bool(b) => out.push_str(if b { "true" } else { "false" }),
         Value::F32(f) => push_f32(out, f, path)?,
@@ -326,51 +332,54 @@ fn push_value(out: &mut String, v: Value<'_>, path: &[Arc<str>]) -> Result<(), J
     Ok(())
 }
 
-/// The restricted JSON of `view`, naming keys with `name_of` (segments; `None` or no
-/// segments: unnamed). One loop over the paths in sorted order, keeping the stack of open
+/// The restricted JSON of `view`, naming keys with `name_of` (the last node of a path;
+/// `None`: unnamed). One loop over the paths in sorted order, keeping the stack of open
 /// objects: no recursion, whatever the depth.
 fn write_json<'n>(
     view: &DataView<'_>,
-    name_of: impl Fn(DataKey) -> Option<&'n [Arc<str>]>,
+    name_of: impl Fn(DataKey) -> Option<&'n PathNode>,
 ) -> Result<String, JsonError> {
-    let named = |k: DataKey| name_of(k).filter(|s| !s.is_empty());
     // The member names of unnamed keys, made first so that paths can borrow them.
-    let unnamed: Vec<[Arc<str>; 1]> = view
+    let unnamed: Vec<PathNode> = view
         .iter()
-        .filter(|&(k, _)| named(k).is_none())
-        .map(|(k, _)| [Arc::from(k.to_string())])
+        .filter(|&(k, _)| name_of(k).is_none())
+        .map(|(k, _)| PathNode::child(None, &k.to_string()))
         .collect();
     let mut unnamed_at = 0;
-    let mut entries: Vec<(&[Arc<str>], Value<'_>)> = Vec::with_capacity(view.len());
+    let mut entries: Vec<(&PathNode, Value<'_>)> = Vec::with_capacity(view.len());
     for (k, v) in view.iter() {
-        let path: &[Arc<str>] = match named(k) {
-            Some(segments) => segments,
+        let path = match name_of(k) {
+            Some(node) => node,
             None => {
                 unnamed_at += 1;
                 &unnamed[unnamed_at - 1]
             }
         };
-        if path.len() > MAX_PATH_DEPTH {
-            return Err(JsonError::TooDeep { depth: path.len() });
+        if path.depth() > MAX_PATH_DEPTH {
+            return Err(JsonError::TooDeep {
+                depth: path.depth(),
+            });
         }
         entries.push((path, v));
     }
-    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    entries.sort_unstable_by(|a, b| compare_paths(a.0, b.0));
 
     let mut out = String::from("{");
     // The open objects below the top level, and at each open level (the top level first)
     // the last member written, if any.
     let mut open: Vec<&str> = Vec::new();
     let mut last: Vec<Option<&str>> = alloc::vec![None];
-    for (path, v) in entries {
-        let Some((leaf, parents)) = path.split_last() else {
+    // The segments of the path being written, from the top level.
+    let mut segments: Vec<&str> = Vec::new();
+    for (node, v) in entries {
+        segments.clear();
+        segments.extend(node.segments().rev());
+        segments.reverse();
+        let path = segments.as_slice();
+        let Some((&leaf, parents)) = path.split_last() else {
             continue;
         };
-        let common = open
-            .iter()
-            .zip(parents)
-            .take_while(|(a, b)| **a == &***b)
-            .count();
+        let common = open.iter().zip(parents).take_while(|(a, b)| a == b).count();
         while open.len() > common {
             out.push('}');
             open.pop();
@@ -379,28 +388,28 @@ fn write_json<'n>(
         let conflict = |depth: usize| JsonError::PathConflict {
             path: path_of(&path[..=depth]),
         };
-        for (depth, seg) in parents.iter().enumerate().skip(common) {
+        for (depth, &seg) in parents.iter().enumerate().skip(common) {
             // Paths are sorted, so a member of this name written before at this level was a
             // value (an object of this name would still be open).
             let level = last.last_mut().expect("the top level is always open");
             match *level {
-                Some(prev) if prev == &**seg => return Err(conflict(depth)),
+                Some(prev) if prev == seg => return Err(conflict(depth)),
                 Some(_) => out.push(','),
                 None => {}
             }
-            *level = Some(&**seg);
+            *level = Some(seg);
             push_string(&mut out, seg);
             out.push_str(":{");
-            open.push(&**seg);
+            open.push(seg);
             last.push(None);
         }
         let level = last.last_mut().expect("the top level is always open");
         match *level {
-            Some(prev) if prev == &**leaf => return Err(conflict(path.len() - 1)),
+            Some(prev) if prev == leaf => return Err(conflict(path.len() - 1)),
             Some(_) => out.push(','),
             None => {}
         }
-        *level = Some(&**leaf);
+        *level = Some(leaf);
         push_string(&mut out, leaf);
         out.push(':');
         push_value(&mut out, v, path)?;
@@ -410,6 +419,29 @@ fn write_json<'n>(
     }
     out.push('}');
     Ok(out)
+}
+
+/// The order of two paths' segment lists, from the top level (a path before the longer ones
+/// it begins). O(depth), and O(1) above a parent they share.
+fn compare_paths(a: &PathNode, b: &PathNode) -> Ordering {
+    // The deeper path's segments below the other's depth decide only a tie.
+    let (mut x, mut y) = (Some(a), Some(b));
+    for _ in b.depth()..a.depth() {
+        x = x.and_then(PathNode::parent);
+    }
+    for _ in a.depth()..b.depth() {
+        y = y.and_then(PathNode::parent);
+    }
+    // The last difference found going up is the one nearest the top level.
+    let mut order = Ordering::Equal;
+    while let (Some(p), Some(q)) = (x, y) {
+        if core::ptr::eq(p, q) {
+            break;
+        }
+        order = p.segment().cmp(q.segment()).then(order);
+        (x, y) = (p.parent(), q.parent());
+    }
+    order.then(a.depth().cmp(&b.depth()))
 }
 
 impl DataView<'_> {
@@ -432,7 +464,7 @@ impl DataView<'_> {
     /// assert_eq!(DataComponent::from_json(&bare, &mut KeyNames::new()).unwrap(), c);
     /// ```
     pub fn to_json(&self, names: &KeyNames) -> Result<String, JsonError> {
-        write_json(self, |k| names.segments(k))
+        write_json(self, |k| names.path(k))
     }
 }
 
@@ -498,6 +530,7 @@ impl DataComponent {
         let built = read(
             &obj,
             DataKey::ROOT,
+            None,
             &mut Vec::new(),
             names,
             &mut added,
@@ -541,9 +574,7 @@ impl DataComponent {
     /// ```
     pub fn to_json(&self, names: &KeyNames) -> Result<String, JsonError> {
         let own = self.names();
-        write_json(&self.view(), |k| {
-            own.segments(k).or_else(|| names.segments(k))
-        })
+        write_json(&self.view(), |k| own.path(k).or_else(|| names.path(k)))
     }
 }
 
@@ -565,9 +596,7 @@ impl<K: Key> DataStore<K> {
     pub fn to_json(&self, e: K, names: &KeyNames) -> Option<Result<String, JsonError>> {
         let view = self.get(e)?;
         let own = self.names();
-        Some(write_json(&view, |k| {
-            own.segments(k).or_else(|| names.segments(k))
-        }))
+        Some(write_json(&view, |k| own.path(k).or_else(|| names.path(k))))
     }
 }
 
@@ -643,10 +672,11 @@ mod tests {
         let mut names = KeyNames::new();
         let c = DataComponent::from_json(&json, &mut names).unwrap();
         assert_eq!((c.len(), names.len()), (members, members));
-        let first = names.segments(DataKey::from_segments([parent.as_str(), "0"]));
         let last = alloc::format!("{}", members - 1);
-        let other = names.segments(DataKey::from_segments([parent.as_str(), last.as_str()]));
-        assert!(Arc::ptr_eq(&first.unwrap()[0], &other.unwrap()[0]));
+        let segments = names
+            .segments(DataKey::from_segments([parent.as_str(), last.as_str()]))
+            .unwrap();
+        assert!(segments.eq([parent.as_str(), last.as_str()]));
         assert!(
             names.memory_usage() < 16 * json.len(),
             "{} bytes of names for {} bytes of JSON",
@@ -655,6 +685,49 @@ mod tests {
         );
         // Written back by those names.
         assert_eq!(c.to_json(&names).unwrap().len(), json.len());
+    }
+
+    /// Deep paths share their parents too: many members at the deepest level cost a few
+    /// dozen bytes of names each, not a copy of their path's segments.
+    #[test]
+    fn registered_names_follow_the_size_of_deep_json() {
+        let members = if cfg!(miri) { 30 } else { 20_000 };
+        let mut json = String::new();
+        for _ in 1..MAX_PATH_DEPTH {
+            json.push_str(r#"{"a":"#);
+        }
+        json.push('{');
+        for i in 0..members {
+            if i > 0 {
+                json.push(',');
+            }
+            json.push_str(&alloc::format!(r#""{i}":1"#));
+        }
+        json.push_str(&"}".repeat(MAX_PATH_DEPTH));
+        let mut names = KeyNames::new();
+        let c = DataComponent::from_json(&json, &mut names).unwrap();
+        assert_eq!((c.len(), names.len()), (members, members));
+        // A node and a map entry per member, and the members' own names.
+        assert!(
+            names.memory_usage() < 12 * json.len(),
+            "{} bytes of names for {} bytes of JSON",
+            names.memory_usage(),
+            json.len()
+        );
+        let deepest = alloc::format!("{}", members - 1);
+        let path: Vec<&str> = core::iter::repeat_n("a", MAX_PATH_DEPTH - 1)
+            .chain([deepest.as_str()])
+            .collect();
+        let segments = names.segments(DataKey::from_segments(&path)).unwrap();
+        assert_eq!(segments.len(), MAX_PATH_DEPTH);
+        assert!(segments.clone().eq(path.iter().copied()));
+        assert!(segments.rev().eq(path.iter().rev().copied()));
+        // Written back by those names (members sorted), and read back as the same values.
+        let written = c.to_json(&names).unwrap();
+        assert_eq!(written.len(), json.len());
+        let mut again = names.clone();
+        assert!(DataComponent::from_json(&written, &mut again).unwrap() == c);
+        assert!(again == names);
     }
 
     #[test]

@@ -58,7 +58,7 @@ mod value;
 pub use component::{DataComponent, DataView, Iter};
 #[cfg(feature = "json")]
 pub use json::JsonError;
-pub use names::{KeyNames, NameCollision, NameError, Named};
+pub use names::{KeyNames, NameCollision, NameError, Named, Segments};
 pub use patch::Patch;
 pub use path::{DataKey, PathKey};
 pub use store::DataStore;

@@ -1,6 +1,7 @@
 //! [`KeyNames`]: the paths behind hashed keys, kept on the side.
 
-use alloc::collections::BTreeMap;
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -11,10 +12,11 @@ use super::{DataKey, DataView, MAX_PATH_DEPTH};
 /// A registry of key paths by hash: hashing loses names, this keeps them where they are
 /// wanted (tools, debugging, JSON).
 ///
-/// A path is stored as its segments, each a shared string (`Arc<str>`): the paths
-/// [`DataComponent::from_json`](super::DataComponent::from_json) registers share their
-/// parents' segments, so that the registry's memory follows the JSON's size however many
-/// members an object with a long name holds. Registering the same path again is fine;
+/// A path is stored as its last segment and a shared link to its parent's path, so that the
+/// paths [`DataComponent::from_json`](super::DataComponent::from_json) registers share their
+/// parents: the registry's memory follows the JSON's size however long the names of its
+/// objects and however deep they nest (one link per member, not one segment per level of each
+/// member's path). Registering the same path again is fine;
 /// registering a *different* path with the same hash is a [`NameCollision`], the one way to
 /// learn that two names share a key.
 ///
@@ -37,10 +39,136 @@ use super::{DataKey, DataView, MAX_PATH_DEPTH};
 /// assert!(shown.contains("\"stats.health\": 100.0"), "{shown}");
 /// assert!(shown.contains("#"), "{shown}"); // unnamed keys show their hash
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct KeyNames {
-    paths: BTreeMap<DataKey, Vec<Arc<str>>>,
+    paths: BTreeMap<DataKey, Path>,
 }
+
+/// A registered path: its last segment after its parent's path, or no segment at all.
+type Path = Option<Arc<PathNode>>;
+
+/// One segment of a path, after the path of its parent (shared with the parent's other
+/// children).
+#[derive(Debug)]
+pub(crate) struct PathNode {
+    parent: Path,
+    segment: Box<str>,
+    /// The number of segments from the top level to this one, this one included.
+    depth: usize,
+}
+
+impl PathNode {
+    /// The path of `segment` below `parent`.
+    pub(crate) fn child(parent: Option<&Arc<PathNode>>, segment: &str) -> PathNode {
+        PathNode {
+            parent: parent.cloned(),
+            segment: Box::from(segment),
+            depth: parent.map_or(0, |p| p.depth) + 1,
+        }
+    }
+
+    /// The path's number of segments.
+    pub(crate) fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The path's last segment.
+    pub(crate) fn segment(&self) -> &str {
+        &self.segment
+    }
+
+    /// The path of the parent, or `None` for a top-level name.
+    pub(crate) fn parent(&self) -> Option<&PathNode> {
+        self.parent.as_deref()
+    }
+
+    /// The path's segments, from the top level.
+    pub(crate) fn segments(&self) -> Segments<'_> {
+        Segments {
+            back: Some(self),
+            len: self.depth,
+        }
+    }
+}
+
+/// Whether two paths have the same segments. O(depth), and O(1) from where they share a
+/// parent.
+fn same_path(mut a: Option<&PathNode>, mut b: Option<&PathNode>) -> bool {
+    loop {
+        match (a, b) {
+            (None, None) => return true,
+            (Some(x), Some(y)) => {
+                if core::ptr::eq(x, y) {
+                    return true;
+                }
+                if x.depth != y.depth || x.segment != y.segment {
+                    return false;
+                }
+                a = x.parent.as_deref();
+                b = y.parent.as_deref();
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// The segments of a registered path, from the top level: see [`KeyNames::segments`].
+///
+/// From the back (`rev`, `next_back`) each segment is O(1); from the front, O(depth) each,
+/// as a path is kept as a link from each segment to its parent.
+///
+/// ```
+/// # use dod::data::KeyNames;
+/// let mut names = KeyNames::new();
+/// let k = names.register("a.b.c").unwrap();
+/// let segments = names.segments(k).unwrap();
+/// assert_eq!(segments.len(), 3);
+/// assert_eq!(segments.clone().collect::<Vec<_>>(), ["a", "b", "c"]);
+/// assert_eq!(segments.rev().collect::<Vec<_>>(), ["c", "b", "a"]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Segments<'a> {
+    /// The node of the last segment not yet yielded.
+    back: Option<&'a PathNode>,
+    /// How many are left: the front one is `len - 1` links above `back`.
+    len: usize,
+}
+
+impl<'a> Iterator for Segments<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.len == 0 {
+            return None;
+        }
+        let mut node = self.back?;
+        for _ in 1..self.len {
+            node = node.parent.as_deref()?;
+        }
+        self.len -= 1;
+        Some(&node.segment)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len, Some(self.len))
+    }
+}
+
+impl DoubleEndedIterator for Segments<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.len == 0 {
+            return None;
+        }
+        let node = self.back?;
+        self.back = node.parent.as_deref();
+        self.len -= 1;
+        Some(&node.segment)
+    }
+}
+
+impl ExactSizeIterator for Segments<'_> {}
+
+impl core::iter::FusedIterator for Segments<'_> {}
 
 /// Two different paths hash to the same [`DataKey`].
 ///
@@ -134,13 +262,18 @@ pub(crate) fn unnamed_key(name: &str) -> Option<DataKey> {
     u32::from_str_radix(hex, 16).ok().map(DataKey::from_raw)
 }
 
-fn join(segments: &[impl AsRef<str>]) -> String {
-    let mut s = String::new();
-    for (i, seg) in segments.iter().enumerate() {
+/// The segments of `path` joined with `.`.
+fn join(path: Option<&PathNode>) -> String {
+    let Some(node) = path else {
+        return String::new();
+    };
+    let segments: Vec<&str> = node.segments().rev().collect();
+    let mut s = String::with_capacity(segments.iter().map(|seg| seg.len() + 1).sum());
+    for (i, seg) in segments.iter().rev().enumerate() {
         if i > 0 {
             s.push('.');
         }
-        s.push_str(seg.as_ref());
+        s.push_str(seg);
     }
     s
 }
@@ -186,56 +319,67 @@ impl KeyNames {
         &mut self,
         segments: impl IntoIterator<Item = S>,
     ) -> Result<DataKey, NameError> {
-        let mut kept: Vec<Arc<str>> = Vec::new();
+        let mut kept: Path = None;
+        let mut key = DataKey::ROOT;
         let mut depth = 0usize;
         for s in segments {
             depth += 1;
             if depth <= MAX_PATH_DEPTH {
-                kept.push(Arc::from(s.as_ref()));
+                key = key.child(s.as_ref());
+                kept = Some(Arc::new(PathNode::child(kept.as_ref(), s.as_ref())));
             }
         }
         if depth > MAX_PATH_DEPTH {
             return Err(NameError::TooDeep { depth });
         }
-        self.register_kept(DataKey::from_segments(&kept), kept)
+        self.register_path(key, kept)
     }
 
-    /// [`register_segments`](KeyNames::register_segments) of segments already shared, whose
-    /// key the caller has (`key` is `DataKey::from_segments(segments)`): the registry keeps
-    /// clones of the `Arc`s, not copies of the strings, and hashes nothing.
+    /// Registers the path of `segment` below `parent` (a path the caller keeps, whose
+    /// segments need not be registered), whose key the caller has (`key` is `parent`'s key's
+    /// [`child`](DataKey::child) `segment`): the registry shares `parent` and hashes
+    /// nothing. A path registered before costs no allocation.
     #[cfg(feature = "json")]
-    pub(crate) fn register_shared(
+    pub(crate) fn register_child(
         &mut self,
         key: DataKey,
-        segments: &[Arc<str>],
+        parent: Option<&Arc<PathNode>>,
+        segment: &str,
     ) -> Result<DataKey, NameError> {
-        debug_assert_eq!(key, DataKey::from_segments(segments));
-        if segments.len() > MAX_PATH_DEPTH {
-            return Err(NameError::TooDeep {
-                depth: segments.len(),
-            });
+        let depth = parent.map_or(0, |p| p.depth) + 1;
+        if depth > MAX_PATH_DEPTH {
+            return Err(NameError::TooDeep { depth });
         }
-        self.register_kept(key, segments.to_vec())
+        if let Some(Some(existing)) = self.paths.get(&key) {
+            if existing.segment.as_ref() == segment
+                && same_path(existing.parent.as_deref(), parent.map(|p| &**p))
+            {
+                return Ok(key);
+            }
+        }
+        self.register_path(key, Some(Arc::new(PathNode::child(parent, segment))))
     }
 
-    /// Registers the segments `kept` (at most [`MAX_PATH_DEPTH`]), whose key is `key`.
-    fn register_kept(&mut self, key: DataKey, kept: Vec<Arc<str>>) -> Result<DataKey, NameError> {
-        if let [only] = kept.as_slice() {
-            if unnamed_key(only).is_some() {
+    /// Registers `path` (at most [`MAX_PATH_DEPTH`] segments), whose key is `key`.
+    fn register_path(&mut self, key: DataKey, path: Path) -> Result<DataKey, NameError> {
+        if let Some(node) = &path {
+            if node.depth == 1 && unnamed_key(&node.segment).is_some() {
                 return Err(NameError::Reserved {
-                    name: String::from(&**only),
+                    name: String::from(&*node.segment),
                 });
             }
         }
         match self.paths.get(&key) {
-            Some(existing) if *existing != kept => Err(NameError::Collision(NameCollision {
-                key,
-                existing: join(existing),
-                rejected: join(&kept),
-            })),
+            Some(existing) if !same_path(existing.as_deref(), path.as_deref()) => {
+                Err(NameError::Collision(NameCollision {
+                    key,
+                    existing: join(existing.as_deref()),
+                    rejected: join(path.as_deref()),
+                }))
+            }
             Some(_) => Ok(key),
             None => {
-                self.paths.insert(key, kept);
+                self.paths.insert(key, path);
                 Ok(key)
             }
         }
@@ -269,9 +413,9 @@ impl KeyNames {
         }
     }
 
-    /// Bytes held on the heap, approximately: the strings, the segment arrays and the map's
-    /// entries (not the map's node overhead). A string several paths share (a parent's
-    /// name, as `from_json` shares it) is counted in shares. O(n).
+    /// Bytes held on the heap, approximately: the segments, the links between them and the
+    /// map's entries (not the map's node overhead). A parent's path that several paths share
+    /// (as `from_json` shares it) is counted once. O(n log n) for `n` segments kept.
     ///
     /// ```
     /// # use dod::data::KeyNames;
@@ -281,17 +425,20 @@ impl KeyNames {
     /// assert!(names.memory_usage() >= "stats".len() + "health".len());
     /// ```
     pub fn memory_usage(&self) -> usize {
-        self.paths
-            .values()
-            .map(|segments| {
-                core::mem::size_of::<(DataKey, Vec<Arc<str>>)>()
-                    + segments.capacity() * core::mem::size_of::<Arc<str>>()
-                    + segments
-                        .iter()
-                        .map(|s| s.len().div_ceil(Arc::strong_count(s)))
-                        .sum::<usize>()
-            })
-            .sum()
+        // An `Arc`'s allocation: its two counts and the node.
+        const NODE: usize = 2 * core::mem::size_of::<usize>() + core::mem::size_of::<PathNode>();
+        let mut counted = BTreeSet::new();
+        let mut bytes = 0;
+        for path in self.paths.values() {
+            bytes += core::mem::size_of::<(DataKey, Path)>();
+            let mut node = path.as_deref();
+            // Up to the first node counted already: its parents were counted with it.
+            while let Some(n) = node.filter(|n| counted.insert(*n as *const PathNode)) {
+                bytes += NODE + n.segment.len();
+                node = n.parent.as_deref();
+            }
+        }
+        bytes
     }
 
     /// Removes a name registered by a call that then failed.
@@ -310,20 +457,27 @@ impl KeyNames {
     /// assert_eq!(names.name(DataKey::from_path("other")), None);
     /// ```
     pub fn name(&self, key: DataKey) -> Option<String> {
-        self.paths.get(&key).map(|s| join(s))
+        self.paths.get(&key).map(|p| join(p.as_deref()))
     }
 
-    /// The segments of `key`'s path. O(log n).
+    /// The segments of `key`'s path, from the top level, or `None` if `key` has no name.
+    /// O(log n) to find; see [`Segments`] for the cost of each.
     ///
     /// ```
     /// # use dod::data::KeyNames;
     /// let mut names = KeyNames::new();
     /// let k = names.register("a.b").unwrap();
-    /// let segments: Vec<&str> = names.segments(k).unwrap().iter().map(|s| &**s).collect();
+    /// let segments: Vec<&str> = names.segments(k).unwrap().collect();
     /// assert_eq!(segments, ["a", "b"]);
     /// ```
-    pub fn segments(&self, key: DataKey) -> Option<&[Arc<str>]> {
-        self.paths.get(&key).map(Vec::as_slice)
+    pub fn segments(&self, key: DataKey) -> Option<Segments<'_>> {
+        self.paths.get(&key).map(|p| segments_of(p.as_deref()))
+    }
+
+    /// The last node of `key`'s path, or `None` if `key` has no name or its path no segment.
+    #[cfg(feature = "json")]
+    pub(crate) fn path(&self, key: DataKey) -> Option<&PathNode> {
+        self.paths.get(&key)?.as_deref()
     }
 
     /// Number of registered paths. O(1).
@@ -356,8 +510,10 @@ impl KeyNames {
     /// names.register("a").unwrap();
     /// assert_eq!(names.iter().count(), 1);
     /// ```
-    pub fn iter(&self) -> impl Iterator<Item = (DataKey, &[Arc<str>])> + '_ {
-        self.paths.iter().map(|(k, s)| (*k, s.as_slice()))
+    pub fn iter(&self) -> impl Iterator<Item = (DataKey, Segments<'_>)> + '_ {
+        self.paths
+            .iter()
+            .map(|(k, p)| (*k, segments_of(p.as_deref())))
     }
 
     /// A `Debug` form of a component that shows registered keys by name and the others by
@@ -376,6 +532,37 @@ impl KeyNames {
             names: self,
             data: data.into(),
         }
+    }
+}
+
+/// The segments of `path`: none for a path of no segment.
+fn segments_of(path: Option<&PathNode>) -> Segments<'_> {
+    match path {
+        Some(node) => node.segments(),
+        None => Segments { back: None, len: 0 },
+    }
+}
+
+impl PartialEq for KeyNames {
+    /// The same keys, each with the same segments.
+    fn eq(&self, other: &Self) -> bool {
+        self.paths.len() == other.paths.len()
+            && self
+                .paths
+                .iter()
+                .zip(&other.paths)
+                .all(|((k, a), (l, b))| k == l && same_path(a.as_deref(), b.as_deref()))
+    }
+}
+
+impl Eq for KeyNames {}
+
+impl fmt::Debug for KeyNames {
+    /// The keys and their names, segments joined with `.`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.paths.iter().map(|(k, p)| (k, join(p.as_deref()))))
+            .finish()
     }
 }
 
