@@ -216,7 +216,7 @@ fn main() {
         // Entities as an allocator would hand them out: gaps, and generations past the first.
         let e = Handle::new(2 * i as u32, 1 + (i % 7) as u16, 0).unwrap();
         let mut sheet = DataComponent::from_json(&crowd_json(i), &mut names).unwrap();
-        assert!(!store.insert_data(e, &sheet), "a new entity");
+        assert!(store.insert_data(e, &sheet), "a new entity");
         // Some grow after the fact and move to larger blocks of the store's buffer.
         if i % 10 == 0 {
             let bio = format!(

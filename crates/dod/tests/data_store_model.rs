@@ -318,7 +318,7 @@ proptest! {
                         c.set(PATHS[p], &v);
                         data.insert(PATHS[p], v);
                     }
-                    let want = rule(&m, h).map(|fresh| !fresh);
+                    let want = rule(&m, h);
                     let got = s.try_insert_data(h, &c).map_err(|e| e.kind());
                     assert_eq!(got, want, "{h:?}");
                     if got.is_ok() {

@@ -419,7 +419,8 @@ impl<K: Key> DataStore<K> {
     }
 
     /// Gives `e` a copy of `data` (a [`DataComponent`](super::DataComponent) or a
-    /// [`DataView`]), replacing the component it had; `Ok(true)` if it had one. The copy is
+    /// [`DataView`]), replacing the component it had; `Ok(true)` if it had none (as
+    /// [`try_insert`](DataStore::try_insert) answers). The copy is
     /// packed into the smallest block that holds it, in one pass over `data`'s bytes. Keys
     /// are checked as by [`try_insert`](DataStore::try_insert); a refused insertion gives
     /// `data` back and changes nothing. O(size of `data`).
@@ -431,7 +432,8 @@ impl<K: Key> DataStore<K> {
     /// sheet.set("hp", 5);
     /// let mut s: DataStore = DataStore::new().with_max_index(10);
     /// let e = Handle::new(1, 1, 0).unwrap();
-    /// assert_eq!(s.try_insert_data(e, &sheet), Ok(false));
+    /// assert_eq!(s.try_insert_data(e, &sheet), Ok(true));
+    /// assert_eq!(s.try_insert_data(e, &sheet), Ok(false)); // replaced
     /// let far = Handle::new(11, 1, 0).unwrap();
     /// let err = s.try_insert_data(far, &sheet).unwrap_err();
     /// assert_eq!(err.kind(), InsertErrorKind::IndexAboveMax { index: 11, max: 10 });
@@ -458,10 +460,11 @@ impl<K: Key> DataStore<K> {
         };
         let start = off as usize;
         raw::repack(src, &mut self.buddy.arena[start..start + block_size(to)]);
-        Ok(had)
+        Ok(!had)
     }
 
-    /// Gives `e` a copy of `data`, replacing the component it had; whether it had one.
+    /// Gives `e` a copy of `data`, replacing the component it had; `true` if it had none (as
+    /// [`insert`](DataStore::insert) answers).
     /// [`try_insert_data`](DataStore::try_insert_data) without the error. O(size of `data`).
     ///
     /// # Panics
@@ -477,8 +480,9 @@ impl<K: Key> DataStore<K> {
     ///
     /// let mut s: DataStore = DataStore::new();
     /// let (a, b) = (Handle::new(0, 1, 0).unwrap(), Handle::new(1, 1, 0).unwrap());
-    /// assert!(!s.insert_data(a, &sheet));
-    /// assert!(!s.insert_data(b, &sheet));
+    /// assert!(s.insert_data(a, &sheet));
+    /// assert!(s.insert_data(b, &sheet));
+    /// assert!(!s.insert_data(b, &sheet)); // replaced
     /// assert_eq!(s.get_f32(b, "stats.health"), Some(5.0));
     /// assert_eq!(s.get(a).unwrap(), sheet.view());
     /// ```
