@@ -674,7 +674,9 @@ impl<'a> DataView<'a> {
         raw::lookup(self.bytes, key.into())
     }
 
-    /// The float at `key`; `None` if missing or of another type. O(log n).
+    /// The float at `key`; `None` if missing or of another type, an integer included: JSON's
+    /// `100` loads as an integer, so read numbers that may come either way with
+    /// [`get_f64`](DataView::get_f64). O(log n).
     ///
     /// ```
     /// # use dod::data::DataComponent;

@@ -573,8 +573,9 @@ impl<K: Key> DataStore<K> {
         self.get(e)?.get(key)
     }
 
-    /// The float at `key` of `e`; `None` if either is missing or the value has another type.
-    /// O(log n).
+    /// The float at `key` of `e`; `None` if either is missing or the value has another type,
+    /// an integer included: JSON's `100` loads as an integer, so read numbers that may come
+    /// either way with [`get_f64`](DataStore::get_f64). O(log n).
     ///
     /// ```
     /// # use dod::data::DataStore;
