@@ -323,6 +323,9 @@ fn store_of<T: Component>(world: &mut World, pending: Pending) -> Result<(), Str
         commands: &mut commands,
     };
     let (entities, storage) = world.loading_parts::<T>();
+    // A tag's values in the saved order, not in bits, for a world whose storage of `T` keeps
+    // positions (a tracked or grouped tag); the world takes bits back if it keeps those.
+    storage.leave_bits();
     for (index, value) in *pairs {
         if !entities.is_occupied(index) {
             return Err(alloc::format!(

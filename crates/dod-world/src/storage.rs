@@ -637,8 +637,8 @@ impl<T: Component> Storage<T> {
     }
 
     /// Moves a tag's bits into the sparse set, so that its values have positions (for
-    /// tracking and groups). O(len).
-    fn leave_bits(&mut self) {
+    /// tracking and groups, and for a load, which keeps the saved order). O(len).
+    pub(crate) fn leave_bits(&mut self) {
         if !self.in_bits() {
             return;
         }
@@ -649,6 +649,21 @@ impl<T: Component> Storage<T> {
         for i in bits.iter() {
             self.set.insert(i, tag_value());
         }
+    }
+
+    /// Moves a tag's values from the sparse set into bits: the reverse of
+    /// [`leave_bits`](Storage::leave_bits), for a tag that needs no positions. O(len).
+    fn enter_bits(&mut self) {
+        if !is_tag::<T>() || self.in_bits {
+            return;
+        }
+        let set = mem::take(&mut self.set);
+        for &i in set.indices() {
+            self.tags.insert(i);
+        }
+        self.tag_count = set.len();
+        self.in_bits = true;
+        self.refresh_plain();
     }
 }
 
@@ -851,7 +866,11 @@ impl<T: Component> AnyStorage for Storage<T> {
         mem::swap(&mut self.tag_count, &mut other.tag_count);
         self.in_bits = other.in_bits;
         self.refresh_plain();
-        if !keep_bits {
+        // A load fills a tag's values in the saved order (see `store_of`): a storage that
+        // keeps positions (tracked, grouped) takes that order, one in bits drops it.
+        if keep_bits {
+            self.enter_bits();
+        } else {
             self.leave_bits();
         }
         if let Some(t) = &mut self.ticks {
