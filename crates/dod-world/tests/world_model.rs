@@ -2114,6 +2114,13 @@ impl Harness {
                 let (mut loaded, log) = configured_world(0, &self.m.cfg);
                 load(&mut loaded).expect("a saved world loads");
                 check_world(&mut loaded, &self.m, &self.foreign, None, how.into(), None);
+                // Saved again, the loaded world writes what it was loaded from: every storage
+                // keeps the saved order (a group's, a tag's included).
+                let again = match &saved {
+                    Saved::Json(s) => serde_json::to_string(&loaded).unwrap() == *s,
+                    Saved::Postcard(b) => postcard::to_allocvec(&loaded).unwrap() == *b,
+                };
+                assert!(again, "a loaded world saves what it was loaded from");
                 let a = with_bundle(bun, SpawnSink(&mut self.world, bun));
                 let b = with_bundle(bun, SpawnSink(&mut loaded, bun));
                 assert_eq!(a, b, "the loaded world spawns what the original does");
