@@ -81,11 +81,11 @@
 //!
 #![cfg_attr(
     feature = "rayon",
-    doc = "- `rayon`: [`Query::par_for_each`], [`Query::par_for_each_init`], [`Query::par_fold`]."
+    doc = "- `rayon`: [`Query::par_iter`], [`Query::par_for_each`], [`Query::par_for_each_init`], [`Query::par_fold`]."
 )]
 #![cfg_attr(
     not(feature = "rayon"),
-    doc = "- `rayon`: `Query::par_for_each`, `Query::par_for_each_init`, `Query::par_fold`."
+    doc = "- `rayon`: `Query::par_iter`, `Query::par_for_each`, `Query::par_for_each_init`, `Query::par_fold`."
 )]
 //! - `serde`: saving and loading a world, components registered for saving by name.
 //! - `json`: `dod`'s `json` feature, for per-entity data read from JSON
@@ -116,6 +116,8 @@ pub use commands::Commands;
 pub use entity::{Entities, Entity};
 pub use error::{NoSuchEntity, NotAlive, SingleError};
 pub use group::{GroupError, MAX_OWNED};
+#[cfg(feature = "rayon")]
+pub use query::QueryParIter;
 pub use query::{
     Added, Changed, GroupEntities, Has, Or, Query, QueryData, QueryFilter, QueryIntoIter,
     QueryIter, QueryState, ReadOnlyQueryData, SharedQuery, SliceData, With, Without,

@@ -989,6 +989,120 @@ fn par_fold_merges_in_the_order_for_each_visits() {
 
 #[cfg(feature = "rayon")]
 #[test]
+fn par_iter_hands_out_what_iter_does_each_once() {
+    use rayon::prelude::*;
+    let n = if cfg!(miri) { 200 } else { 30_000 };
+    let mut world = World::new();
+    let all: Vec<Entity> = world.spawn_batch((0..n).map(|i| (Health(i),))).collect();
+    for (k, &e) in all.iter().enumerate() {
+        if k % 3 == 0 {
+            world.insert(e, (Pos(k as f32),)).unwrap();
+        }
+        if k % 5 == 0 {
+            world.insert(e, (Enemy,)).unwrap();
+        }
+    }
+    for &e in all.iter().step_by(7) {
+        world.despawn(e);
+    }
+    // The three drivers: a sparse set (with a filter), a tag's bits, every live entity.
+    let par: Vec<Entity> = world
+        .query::<(Entity, &Pos)>()
+        .filter::<dod_world::Without<Enemy>>()
+        .par_iter()
+        .map(|(e, _)| e)
+        .collect();
+    let seq: Vec<Entity> = world
+        .query::<(Entity, &Pos)>()
+        .filter::<dod_world::Without<Enemy>>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
+    assert!(!seq.is_empty());
+    assert_eq!(par, seq);
+    let par: Vec<Entity> = world
+        .query::<(Entity, &Enemy)>()
+        .par_iter()
+        .map(|(e, _)| e)
+        .collect();
+    let seq: Vec<Entity> = world
+        .query::<(Entity, &Enemy)>()
+        .iter()
+        .map(|(e, _)| e)
+        .collect();
+    assert!(!seq.is_empty());
+    assert_eq!(par, seq);
+    let par: Vec<Entity> = world.query::<Entity>().par_iter().collect();
+    assert_eq!(par.len(), world.len());
+    assert_eq!(par, world.query::<Entity>().iter().collect::<Vec<_>>());
+    // Items that outlive the walk: the mutable references, collected, then written.
+    let mut q = world.query::<(Entity, &mut Health, Option<&Pos>)>();
+    let mut items: Vec<(Entity, &mut Health, Option<&Pos>)> = q.par_iter().collect();
+    for (_, h, p) in &mut items {
+        h.0 = if p.is_some() { 1 } else { 2 };
+    }
+    drop(q);
+    for &e in &all {
+        let want = world
+            .is_alive(e)
+            .then(|| 1 + u32::from(world.get::<Pos>(e).is_none()));
+        assert_eq!(world.get::<Health>(e).map(|h| h.0), want);
+    }
+    // Rayon's adaptors, and a query with no match.
+    let count = world
+        .query::<&Pos>()
+        .par_iter()
+        .filter(|p| p.0 > 50.0)
+        .count();
+    assert_eq!(
+        count,
+        world.query::<&Pos>().iter().filter(|p| p.0 > 50.0).count()
+    );
+    let e = world.spawn((Vel(1.0),));
+    world.despawn(e);
+    assert_eq!(world.query::<&Vel>().par_iter().count(), 0);
+    // The shared form, two queries of different components side by side.
+    let w = world.share();
+    let (a, b) = rayon::join(
+        || {
+            w.query::<&mut Pos>()
+                .par_iter()
+                .map(|p| {
+                    p.0 = 0.0;
+                    1
+                })
+                .sum::<usize>()
+        },
+        || w.query::<&Health>().par_iter().count(),
+    );
+    assert_eq!((a, b), (world.query::<&Pos>().iter().count(), world.len()));
+    world.assert_invariants();
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_iter_marks_what_it_hands_out_mutably() {
+    use rayon::prelude::*;
+    let mut world = World::new();
+    world.track::<Health>();
+    let all: Vec<Entity> = world
+        .spawn_batch((0..5_000u32).map(|i| (Health(i),)))
+        .collect();
+    let mut changed = QueryState::<Entity, dod_world::Changed<Health>>::new();
+    assert_eq!(changed.query(&mut world).iter().count(), all.len());
+    world
+        .query::<&mut Health>()
+        .par_iter()
+        .filter(|h| h.0 % 2 == 0)
+        .for_each(|h| h.0 += 1);
+    // Every item handed out mutably counts as written, as with `for_each`.
+    assert_eq!(changed.query(&mut world).iter().count(), all.len());
+    world.query::<&Health>().par_iter().for_each(|_| {});
+    assert_eq!(changed.query(&mut world).iter().count(), 0);
+}
+
+#[cfg(feature = "rayon")]
+#[test]
 fn par_fold_records_commands_from_every_thread() {
     let mut world = World::new();
     let all: Vec<Entity> = world

@@ -1169,6 +1169,8 @@ impl<'w, Q: QueryData, F: QueryFilter> IntoIterator for Query<'w, Q, F, false> {
 
 #[cfg(feature = "rayon")]
 mod par;
+#[cfg(feature = "rayon")]
+pub use par::QueryParIter;
 
 #[cold]
 #[track_caller]

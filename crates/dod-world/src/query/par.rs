@@ -1,9 +1,11 @@
 //! `rayon`: a query's entities split over threads.
 
+use rayon::iter::plumbing::UnindexedConsumer;
 use rayon::iter::Either;
 use rayon::prelude::*;
 
 use super::{Driver, Form, Query, QueryData, QueryFilter, QueryForm, Run};
+use crate::World;
 
 /// A run shared by the threads of one parallel query.
 struct Shared<'r, 'w, Q: QueryData, F: QueryFilter>(&'r Run<'w, Q, F>);
@@ -26,19 +28,70 @@ impl<Q: QueryData, F: QueryFilter> Clone for Shared<'_, '_, Q, F> {
 
 impl<Q: QueryData, F: QueryFilter> Copy for Shared<'_, '_, Q, F> {}
 
-impl<Q: QueryData, F: QueryFilter> Shared<'_, '_, Q, F> {
-    /// Calls `f` with the item of entity `index` at driver position `pos`, if it matches.
+impl<'w, Q: QueryData, F: QueryFilter> Shared<'_, 'w, Q, F> {
+    /// The item of entity `index` at driver position `pos`, if it matches.
+    ///
+    /// # Safety
+    ///
+    /// `(index, pos)` comes from [`candidates`] of this run, and no other call of the run's
+    /// has it: then no two items alias.
     #[inline]
-    fn visit<R>(self, index: u32, pos: usize, f: impl FnOnce(Q::Item<'_>) -> R) -> Option<R> {
+    #[allow(unsafe_code)]
+    unsafe fn fetch(self, index: u32, pos: usize) -> Option<Q::Item<'w>> {
         let run = self.0;
         if !F::matches(&run.filter, index, pos) {
             return None;
         }
+        // SAFETY: forwarded contract.
+        unsafe { Q::fetch(&run.data, index, pos) }
+    }
+
+    /// Calls `f` with the item of entity `index` at driver position `pos`, if it matches.
+    #[inline]
+    fn visit<R>(self, index: u32, pos: usize, f: impl FnOnce(Q::Item<'_>) -> R) -> Option<R> {
         // SAFETY: each index comes once, to one thread, from the driver; the item lives only
         // for the call.
         #[allow(unsafe_code)]
-        let item = unsafe { Q::fetch(&run.data, index, pos) }?;
+        let item = unsafe { self.fetch(index, pos) }?;
         Some(f(Q::shrink(item)))
+    }
+}
+
+/// The items of a query's matching entities as a rayon [`ParallelIterator`]: see
+/// [`Query::par_iter`].
+pub struct QueryParIter<'q, Q: QueryData, F: QueryFilter> {
+    run: Option<Run<'q, Q, F>>,
+    world: &'q World,
+}
+
+// SAFETY: the run holds pointers into the storages the query may use for `'q` (the query is
+// borrowed that long); the iterator hands each entity's item out once, on whatever thread
+// rayon runs it, and items are `&T` (`T: Sync`) or `&mut T` (`T: Send`) of components, which
+// are `Send + Sync`.
+#[allow(unsafe_code)]
+unsafe impl<Q: QueryData, F: QueryFilter> Send for QueryParIter<'_, Q, F> {}
+
+impl<'q, Q: QueryData, F: QueryFilter> ParallelIterator for QueryParIter<'q, Q, F>
+where
+    Q::Item<'q>: Send,
+{
+    type Item = Q::Item<'q>;
+
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
+        let Some(run) = &self.run else {
+            return rayon::iter::empty().drive_unindexed(consumer);
+        };
+        let shared = Shared(run);
+        candidates(run, self.world)
+            .filter_map(move |(index, pos)| {
+                // SAFETY: every candidate comes once, and this iterator is driven once (it is
+                // taken by value).
+                #[allow(unsafe_code)]
+                unsafe {
+                    shared.fetch(index, pos)
+                }
+            })
+            .drive_unindexed(consumer)
     }
 }
 
@@ -74,6 +127,42 @@ impl<Q: QueryData, F: QueryFilter, const SHARED: bool> Query<'_, Q, F, SHARED>
 where
     Form<SHARED>: QueryForm,
 {
+    /// The items of every matching entity, as a rayon [`ParallelIterator`] that splits the
+    /// driver's entities over rayon's threads: for rayon's adaptors (`map`, `filter`, `sum`,
+    /// `max_by_key`, `collect`, ...). The items are the ones [`iter`](Query::iter) gives, each
+    /// once. Rayon's `collect` into a `Vec` keeps the order of its pieces, which is the order
+    /// [`for_each`](Query::for_each) visits in. [`par_for_each`](Query::par_for_each) and
+    /// [`par_fold`](Query::par_fold) are the same walk with a closure. O(smallest storage ×
+    /// components / threads).
+    ///
+    /// # Panics
+    ///
+    /// As [`for_each`](Query::for_each), when called (not when driven).
+    ///
+    /// ```
+    /// use dod_world::{Entity, World};
+    /// use rayon::prelude::*;
+    /// let mut world = World::new();
+    /// world.spawn_batch((0..1_000u32).map(|i| (i, i as f32)));
+    /// let total: u64 = world.query::<&u32>().par_iter().map(|&n| u64::from(n)).sum();
+    /// assert_eq!(total, 499_500);
+    /// let (fastest, speed) = world
+    ///     .query::<(Entity, &f32)>()
+    ///     .par_iter()
+    ///     .map(|(e, speed)| (e, *speed))
+    ///     .max_by(|a, b| a.1.total_cmp(&b.1))
+    ///     .unwrap();
+    /// assert_eq!((world.get::<u32>(fastest), speed), (Some(&999), 999.0));
+    /// ```
+    #[track_caller]
+    pub fn par_iter(&mut self) -> QueryParIter<'_, Q, F> {
+        let world = self.world;
+        QueryParIter {
+            run: self.start(),
+            world,
+        }
+    }
+
     /// Calls `f` with the item of every matching entity, the driver's entities split over
     /// rayon's threads (rayon splits adaptively, so a few heavy items spread as well as many
     /// light ones). O(smallest storage × components / threads).
