@@ -2269,6 +2269,46 @@ impl EntityMut<'_> {
         self.world.get_mut(self.e)
     }
 
+    /// Its `T`, mutably, inserting the value `f` makes first if it has none (as
+    /// [`Option::get_or_insert_with`]); `f` runs only then. O(1), and the insert's cost when
+    /// it inserts (insert hooks run, as for [`insert`](EntityMut::insert)).
+    ///
+    /// # Panics
+    ///
+    /// As [`get_mut`](EntityMut::get_mut) and [`insert`](EntityMut::insert), and if the
+    /// commands of a hook, applied after the insert, took the new `T` away or despawned the
+    /// entity: there is then no `T` to hand out.
+    ///
+    /// ```
+    /// let mut world = dod_world::World::new();
+    /// let e = world.spawn(());
+    /// for _ in 0..3 {
+    ///     *world.entity_mut(e).unwrap().get_or_insert_with(|| 0u32) += 1;
+    /// }
+    /// assert_eq!(world.get::<u32>(e), Some(&3));
+    /// ```
+    #[track_caller]
+    pub fn get_or_insert_with<T: Component>(&mut self, f: impl FnOnce() -> T) -> &mut T {
+        if !self.has::<T>() {
+            self.insert((f(),));
+            if !self.has::<T>() {
+                panic!(
+                    "EntityMut::get_or_insert_with::<{}>: a hook's commands took the inserted \
+                     value away again{}",
+                    core::any::type_name::<T>(),
+                    if self.is_alive() {
+                        ""
+                    } else {
+                        " (they despawned the entity)"
+                    }
+                );
+            }
+        }
+        self.world
+            .get_mut::<T>(self.e)
+            .expect("the entity has a T: it had one or was just given one")
+    }
+
     /// Whether it has a `T`. O(1).
     ///
     /// # Panics

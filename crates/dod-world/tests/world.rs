@@ -889,6 +889,49 @@ fn per_entity_data_lives_and_dies_with_the_entity() {
     world.assert_invariants();
 }
 
+#[test]
+fn get_or_insert_with_makes_a_value_only_when_there_is_none() {
+    let mut world = World::new();
+    world.track::<Health>();
+    let e = world.spawn((Pos(1.0),));
+    let mut made = 0;
+    for _ in 0..3 {
+        let mut view = world.entity_mut(e).unwrap();
+        view.get_or_insert_with(|| {
+            made += 1;
+            Health(10)
+        })
+        .0 += 1;
+    }
+    assert_eq!(made, 1);
+    assert_eq!(world.get::<Health>(e), Some(&Health(13)));
+    // An existing value is handed out, not replaced.
+    let p = world
+        .entity_mut(e)
+        .unwrap()
+        .get_or_insert_with(|| Pos(9.0))
+        .0;
+    assert_eq!(p, 1.0);
+    // Inserted through the insert path: hooks run, tracking sees it added.
+    let mut added = QueryState::<Entity, dod_world::Added<Health>>::new();
+    let f = world.spawn(());
+    world
+        .entity_mut(f)
+        .unwrap()
+        .get_or_insert_with(|| Health(0));
+    assert_eq!(added.query(&mut world).iter().collect::<Vec<_>>(), [e, f]);
+    // A hook whose commands take the value away: a panic that says so, the world sound.
+    world.on_insert::<Vel>(|e, _, commands| commands.remove::<Vel>(e));
+    let err = catch_unwind(AssertUnwindSafe(|| {
+        world.entity_mut(f).unwrap().get_or_insert_with(|| Vel(1.0));
+    }))
+    .expect_err("the value is gone");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("took the inserted value away again"), "{msg}");
+    assert!(!world.has::<Vel>(f) && world.is_alive(f));
+    world.assert_invariants();
+}
+
 #[cfg(feature = "rayon")]
 #[test]
 fn par_for_each_visits_every_match_once() {
