@@ -954,13 +954,13 @@ fn par_for_each_visits_every_match_once() {
     );
 }
 
+/// `n` entities with `Health`, every third with `Pos`, every fifth with the tag `Enemy`, and
+/// every seventh despawned (holes in the slots, so that a walk over every entity skips
+/// some): the world of the parallel tests, with every entity spawned.
 #[cfg(feature = "rayon")]
-#[test]
-fn par_fold_merges_in_the_order_for_each_visits() {
+fn parallel_world(n: u32) -> (World, Vec<Entity>) {
     let mut world = World::new();
-    let all: Vec<Entity> = world
-        .spawn_batch((0..30_000u32).map(|i| (Health(i),)))
-        .collect();
+    let all: Vec<Entity> = world.spawn_batch((0..n).map(|i| (Health(i),))).collect();
     for (k, &e) in all.iter().enumerate() {
         if k % 3 == 0 {
             world.insert(e, (Pos(k as f32),)).unwrap();
@@ -969,10 +969,16 @@ fn par_fold_merges_in_the_order_for_each_visits() {
             world.insert(e, (Enemy,)).unwrap();
         }
     }
-    // Holes in the slots, so that the walk over every entity skips some.
     for &e in all.iter().step_by(7) {
         world.despawn(e);
     }
+    (world, all)
+}
+
+#[cfg(feature = "rayon")]
+#[test]
+fn par_fold_merges_in_the_order_for_each_visits() {
+    let (mut world, all) = parallel_world(30_000);
     let push = |mut v: Vec<Entity>, e: Entity| {
         v.push(e);
         v
@@ -1034,20 +1040,7 @@ fn par_fold_merges_in_the_order_for_each_visits() {
 #[test]
 fn par_iter_hands_out_what_iter_does_each_once() {
     use rayon::prelude::*;
-    let n = if cfg!(miri) { 200 } else { 30_000 };
-    let mut world = World::new();
-    let all: Vec<Entity> = world.spawn_batch((0..n).map(|i| (Health(i),))).collect();
-    for (k, &e) in all.iter().enumerate() {
-        if k % 3 == 0 {
-            world.insert(e, (Pos(k as f32),)).unwrap();
-        }
-        if k % 5 == 0 {
-            world.insert(e, (Enemy,)).unwrap();
-        }
-    }
-    for &e in all.iter().step_by(7) {
-        world.despawn(e);
-    }
+    let (mut world, all) = parallel_world(if cfg!(miri) { 200 } else { 30_000 });
     // The three drivers: a sparse set (with a filter), a tag's bits, every live entity.
     let par: Vec<Entity> = world
         .query::<(Entity, &Pos)>()
