@@ -464,7 +464,7 @@ impl DataView<'_> {
     /// assert_eq!(DataComponent::from_json(&bare, &mut KeyNames::new()).unwrap(), c);
     /// ```
     pub fn to_json(&self, names: &KeyNames) -> Result<String, JsonError> {
-        write_json(self, |k| names.path(k))
+        write_json(self, |k| names.path(k).flatten())
     }
 }
 
@@ -574,7 +574,9 @@ impl DataComponent {
     /// ```
     pub fn to_json(&self, names: &KeyNames) -> Result<String, JsonError> {
         let own = self.names();
-        write_json(&self.view(), |k| own.path(k).or_else(|| names.path(k)))
+        write_json(&self.view(), |k| {
+            own.path(k).unwrap_or_else(|| names.path(k).flatten())
+        })
     }
 }
 
@@ -596,7 +598,9 @@ impl<K: Key> DataStore<K> {
     pub fn to_json(&self, e: K, names: &KeyNames) -> Option<Result<String, JsonError>> {
         let view = self.get(e)?;
         let own = self.names();
-        Some(write_json(&view, |k| own.path(k).or_else(|| names.path(k))))
+        Some(write_json(&view, |k| {
+            own.path(k).unwrap_or_else(|| names.path(k).flatten())
+        }))
     }
 }
 
@@ -685,6 +689,22 @@ mod tests {
         );
         // Written back by those names.
         assert_eq!(c.to_json(&names).unwrap().len(), json.len());
+    }
+
+    /// A key the component's own names list with no segment is written unnamed, whatever
+    /// another registry calls it: the component's own entry comes first.
+    #[test]
+    fn an_own_name_of_no_segment_is_written_unnamed() {
+        let mut c = DataComponent::new();
+        c.set(DataKey::ROOT, 1i64);
+        c.names_mut().register_segments::<&str>([]).unwrap();
+        let mut names = KeyNames::new();
+        // A one-segment name whose hash is the root's.
+        names.register("2S5eaae6").unwrap();
+        assert_eq!(DataKey::from_path("2S5eaae6"), DataKey::ROOT);
+        assert_eq!(c.to_json(&names).unwrap(), r##"{"#811c9dc5":1}"##);
+        c.names_mut().forget(DataKey::ROOT);
+        assert_eq!(c.to_json(&names).unwrap(), r#"{"2S5eaae6":1}"#);
     }
 
     /// Deep paths share their parents too: many members at the deepest level cost a few

@@ -474,10 +474,11 @@ impl KeyNames {
         self.paths.get(&key).map(|p| segments_of(p.as_deref()))
     }
 
-    /// The last node of `key`'s path, or `None` if `key` has no name or its path no segment.
+    /// The last node of `key`'s path (`None` inside for a path of no segment), or `None` if
+    /// `key` has no name.
     #[cfg(feature = "json")]
-    pub(crate) fn path(&self, key: DataKey) -> Option<&PathNode> {
-        self.paths.get(&key)?.as_deref()
+    pub(crate) fn path(&self, key: DataKey) -> Option<Option<&PathNode>> {
+        self.paths.get(&key).map(Option::as_deref)
     }
 
     /// Number of registered paths. O(1).
