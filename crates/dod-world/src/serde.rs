@@ -402,7 +402,10 @@ struct SavedPath<'a>(dod::data::Segments<'a>);
 
 impl Serialize for SavedPath<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.clone())
+        // Gathered from the back, where each segment is O(1) (from the front, O(depth)).
+        let mut segments: Vec<&str> = self.0.clone().rev().collect();
+        segments.reverse();
+        s.collect_seq(segments)
     }
 }
 
