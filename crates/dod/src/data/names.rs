@@ -68,16 +68,19 @@ impl PathNode {
     }
 
     /// The path's number of segments.
+    #[cfg(feature = "json")]
     pub(crate) fn depth(&self) -> usize {
         self.depth
     }
 
     /// The path's last segment.
+    #[cfg(feature = "json")]
     pub(crate) fn segment(&self) -> &str {
         &self.segment
     }
 
     /// The path of the parent, or `None` for a top-level name.
+    #[cfg(any(feature = "json", test))]
     pub(crate) fn parent(&self) -> Option<&PathNode> {
         self.parent.as_deref()
     }
@@ -598,5 +601,69 @@ impl fmt::Debug for Named<'_> {
                     .map(|(k, v)| (Key(self.names.name(k), k, core::marker::PhantomData), v)),
             )
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::VecDeque;
+    use alloc::format;
+
+    /// `Segments` taken from both ends in a random order gives what a `VecDeque` of the
+    /// path's segments gives, with the right length at every step, for every depth.
+    #[test]
+    fn segments_from_both_ends_match_a_deque() {
+        let mut names = KeyNames::new();
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for depth in 0..=MAX_PATH_DEPTH {
+            let path: Vec<String> = (0..depth).map(|i| format!("s{i}")).collect();
+            let key = names.register_segments(&path).unwrap();
+            for _ in 0..4 {
+                let mut model: VecDeque<&str> = path.iter().map(String::as_str).collect();
+                let mut segments = names.segments(key).unwrap();
+                loop {
+                    assert_eq!(segments.len(), model.len());
+                    let (got, want) = if next() % 2 == 0 {
+                        (segments.next(), model.pop_front())
+                    } else {
+                        (segments.next_back(), model.pop_back())
+                    };
+                    assert_eq!(got, want);
+                    if want.is_none() {
+                        break;
+                    }
+                }
+                assert_eq!((segments.next(), segments.next_back()), (None, None));
+            }
+        }
+    }
+
+    /// Paths sharing a parent, registered through `register_segments` and compared: the same
+    /// segments are the same path, a different last segment or depth is not.
+    #[test]
+    fn paths_compare_by_their_segments() {
+        let mut names = KeyNames::new();
+        let ab = names.register("a.b").unwrap();
+        let ac = names.register("a.c").unwrap();
+        let a_b = names.register_segments(["a", "b"]).unwrap();
+        assert_eq!(ab, a_b);
+        assert_eq!(names.len(), 2);
+        let (pb, pc) = (names.paths[&ab].as_deref(), names.paths[&ac].as_deref());
+        assert!(same_path(pb, pb) && !same_path(pb, pc));
+        assert!(!same_path(pb, pb.and_then(PathNode::parent)));
+        let mut other = KeyNames::new();
+        other.register("a.c").unwrap();
+        other.register("a.b").unwrap();
+        assert_eq!(names, other);
+        other.register("a").unwrap();
+        assert_ne!(names, other);
+        assert_eq!(format!("{other:?}").matches("\"a.b\"").count(), 1);
     }
 }
